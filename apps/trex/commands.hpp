@@ -1,0 +1,14 @@
+// Each subcommand lives in its own file and registers itself on the CLI app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trex::cli {
+
+void register_info(CLI::App& app);
+void register_bench(CLI::App& app);
+
+// Registers every subcommand (commands.cpp).
+void register_all(CLI::App& app);
+
+}  // namespace trex::cli

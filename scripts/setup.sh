@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One entry point that installs every dependency of T-Rex and builds it.
+#
+#   scripts/setup.sh               Debian packages + project venv (.venv) + Release build in build/
+#   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
+#                                  regenerate golden fixtures, run the PyTorch parity tests and `trex bench --peer`)
+#   scripts/setup.sh --no-build    dependencies only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_torch=0
+build=1
+for arg in "$@"; do
+  case "$arg" in
+    --with-torch) with_torch=1 ;;
+    --no-build) build=0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+sudo_cmd=""
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
+
+# Debian packages (build tools and the libraries the project links).
+packages=(
+  build-essential cmake git pkg-config python3 python3-venv
+  libdnnl-dev              # oneDNN: GEMM
+  nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $sudo_cmd apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# Project-local Python environment (numpy only by default; torch + transformers behind --with-torch).
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -c "import numpy" 2>/dev/null || .venv/bin/pip install --quiet numpy
+if [ "$with_torch" -eq 1 ]; then
+  .venv/bin/python -c "import torch, transformers, safetensors" 2>/dev/null ||
+    .venv/bin/pip install --quiet torch transformers safetensors
+fi
+
+if [ "$build" -eq 1 ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+  cmake --build build -j "$(nproc)"
+fi
+echo "setup: done"

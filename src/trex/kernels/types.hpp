@@ -1,0 +1,40 @@
+// Small plain types shared by the reference (kernels/ref) and fast (kernels/cpu) kernels.
+//
+// Conventions of every kernel (both sets):
+//  * outputs first, then inputs, then weights, then sizes; gradients carry a `d` prefix;
+//  * parameter gradients ACCUMULATE (+=), activation gradients are ASSIGNED (=), unless a comment says otherwise;
+//  * all tensors are dense row-major; the token axis is the flattened batch N = B*S;
+//  * Linear weights are [out, in] (PyTorch / checkpoint layout): y = x W^T.
+#pragma once
+
+#include <cstdint>
+
+namespace trex {
+
+// A document inside the flattened token axis: tokens [start, start + len). Positions restart at 0 in every
+// document; windows, compression and the indexer never cross documents (docs/model.md §2).
+struct doc_span {
+    int64_t start;
+    int64_t len;
+};
+
+// Rotary-embedding angles: cos/sin[pos * half + i] for pair i = 0..half-1 of a position (half = r/2).
+template <typename T>
+struct rope_table_t {
+    const T* cos = nullptr;
+    const T* sin = nullptr;
+    int half = 0;       // r/2
+    int64_t n_pos = 0;  // positions 0..n_pos-1 are tabulated
+};
+
+// mHC sizes.
+struct mhc_dims {
+    int n = 4;             // hc_mult, streams
+    int d = 0;             // hidden size
+    int iters = 20;        // Sinkhorn iterations t_max
+    double hc_eps = 1e-6;  // eps of pre and of the Sinkhorn normalisations
+    double norm_eps = 1e-6;  // eps of the unweighted RMS of the flattened streams
+    int rows() const { return (2 + n) * n; }  // rows of hc_fn (24 for n = 4)
+};
+
+}  // namespace trex

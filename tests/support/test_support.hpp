@@ -1,0 +1,26 @@
+// Helpers shared by the tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trex::test {
+
+// Absolute path of a file in the source tree (e.g. "configs/v4-tiny.json").
+std::string source_path(const std::string& rel);
+// Path of the built trex binary.
+std::string trex_binary();
+
+struct command_result {
+    int exit_code = 0;
+    std::string out;  // stdout and stderr together
+};
+// Runs a shell command and captures its output.
+command_result run_command(const std::string& cmd);
+
+// ||a - b|| / max(||b||, tiny) over n values.
+double rel_error(const double* a, const double* b, long n);
+double rel_error(const float* a, const double* b, long n);
+double rel_error(const float* a, const float* b, long n);
+
+}  // namespace trex::test
