@@ -36,8 +36,8 @@ comp_case make_case(int m, bool overlap, int64_t c, const vector<int64_t>& lens)
 
 // Independent per-entry pooling straight from docs/model.md §3.4: gather the slots' (value, score) pairs of one
 // channel, softmax the scores, weight the values.
-double pool_by_hand(const comp_case& cc, const vector<double>& kvp, const vector<double>& gp,
-                    const vector<double>& ape, int doc, int64_t i, int64_t ch) {
+double pool_by_hand(const comp_case& cc, const vector<double>& kvp, const vector<double>& gp, const vector<double>& ape,
+                    int doc, int64_t i, int64_t ch) {
     vector<double> val, score;
     const int64_t s0 = cc.docs[doc].start, m = cc.m, c = cc.c, w = cc.w;
     if (cc.overlap && i > 0)
@@ -106,8 +106,8 @@ TEST(KernelsRefCompressor, HcaWindowEqualsDocumentIsSoftmaxPooledAverage) {
     // one document of exactly m = 5 tokens → one entry = per-channel softmax(gp + ape)-weighted mean of kvp
     comp_case cc = make_case(5, false, 3, {5});
     vector<double> kvp = randn(5 * 3, 1), gp = randn(5 * 3, 2), ape = randn(5 * 3, 3), out(3);
-    ref::compressor_forward(out.data(), kvp.data(), gp.data(), ape.data(), cc.docs.data(), cc.entry_offset.data(), 1,
-                            5, 3, false);
+    ref::compressor_forward(out.data(), kvp.data(), gp.data(), ape.data(), cc.docs.data(), cc.entry_offset.data(), 1, 5,
+                            3, false);
     for (int ch = 0; ch < 3; ch++) {
         double z = 0, acc = 0;
         for (int p = 0; p < 5; p++) z += std::exp(gp[p * 3 + ch] + ape[p * 3 + ch]);
@@ -153,6 +153,12 @@ TEST(KernelsRefCompressor, CsaOverlapLayoutByHand) {
     EXPECT_NEAR(out[c + 1], 500 + c + 1, 1e-9);
 }
 
-TEST(KernelsRefCompressor, FdNoOverlapM3) { run_fd(make_case(3, false, 4, {11, 7, 2}), 10); }
-TEST(KernelsRefCompressor, FdNoOverlapM5) { run_fd(make_case(5, false, 3, {11, 7}), 20); }
-TEST(KernelsRefCompressor, FdOverlapM4) { run_fd(make_case(4, true, 3, {11, 9, 3}), 30); }
+TEST(KernelsRefCompressor, FdNoOverlapM3) {
+    run_fd(make_case(3, false, 4, {11, 7, 2}), 10);
+}
+TEST(KernelsRefCompressor, FdNoOverlapM5) {
+    run_fd(make_case(5, false, 3, {11, 7}), 20);
+}
+TEST(KernelsRefCompressor, FdOverlapM4) {
+    run_fd(make_case(4, true, 3, {11, 9, 3}), 30);
+}

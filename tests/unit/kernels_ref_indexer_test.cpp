@@ -47,7 +47,8 @@ TEST(KernelsRefIndexer, ScoresByHandAndFd) {
         for (int64_t i = 0; i < (ic.pos[t] + 1) / ic.m; i++)
             for (int h = 0; h < HI; h++) {
                 double dd = 0;
-                for (int64_t e = 0; e < cI; e++) dd += qI[(t * HI + h) * cI + e] * KI[(ic.entry_offset[ic.doc_of[t]] + i) * cI + e];
+                for (int64_t e = 0; e < cI; e++)
+                    dd += qI[(t * HI + h) * cI + e] * KI[(ic.entry_offset[ic.doc_of[t]] + i) * cI + e];
                 min_abs = std::min(min_abs, std::fabs(dd));
                 (dd > 0 ? n_pos : n_neg)++;
             }
@@ -67,7 +68,8 @@ TEST(KernelsRefIndexer, ScoresByHandAndFd) {
             double want = 0;
             for (int h = 0; h < HI; h++) {
                 double dd = 0;
-                for (int64_t e = 0; e < cI; e++) dd += qI[(t * HI + h) * cI + e] * KI[(ic.entry_offset[ic.doc_of[t]] + i) * cI + e];
+                for (int64_t e = 0; e < cI; e++)
+                    dd += qI[(t * HI + h) * cI + e] * KI[(ic.entry_offset[ic.doc_of[t]] + i) * cI + e];
                 want += w[t * HI + h] * std::max(dd, 0.0);
             }
             EXPECT_NEAR(scores[t * ld + i], want, 1e-13);
@@ -110,11 +112,11 @@ TEST(KernelsRefIndexer, TopkTieBreakPaddingDense) {
     // visible = pos + 1 with m = 1
     vector<int32_t> pos{4, 4, 4, 1, 0, 4};
     vector<double> scores = {
-        1, 3, 3, 0, 3,   // ties among three 3s: k = 3 takes all of them → {1,2,4}
-        2, 5, 5, 5, 1,   // three 5s, k = 3 → {1,2,3}
-        5, 5, 2, 5, 5,   // four 5s, k = 3 → lowest indices {0,1,3}
-        7, 8, 0, 0, 0,   // 2 visible < k → {0,1,-1}
-        9, 9, 9, 9, 9,   // 1 visible → {0,-1,-1}
+        1, 3, 3,  0, 3,  // ties among three 3s: k = 3 takes all of them → {1,2,4}
+        2, 5, 5,  5, 1,  // three 5s, k = 3 → {1,2,3}
+        5, 5, 2,  5, 5,  // four 5s, k = 3 → lowest indices {0,1,3}
+        7, 8, 0,  0, 0,  // 2 visible < k → {0,1,-1}
+        9, 9, 9,  9, 9,  // 1 visible → {0,-1,-1}
         0, 4, -1, 6, 5,  // distinct → {1,3,4}
     };
     vector<int32_t> sel(6 * k), nsel(6);

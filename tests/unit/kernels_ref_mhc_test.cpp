@@ -13,7 +13,9 @@ using std::vector;
 
 namespace {
 
-double sigm(double x) { return 1 / (1 + std::exp(-x)); }
+double sigm(double x) {
+    return 1 / (1 + std::exp(-x));
+}
 
 // Straightforward Sinkhorn of docs/model.md §3.3, written independently of the kernel.
 vector<double> sinkhorn_naive(const vector<double>& R, int n, int iters, double eps) {
@@ -226,8 +228,7 @@ TEST(KernelsRefHcHead, ForwardByHandAndFd) {
     mhc_dims dm = dims_of(n, d);
     hc_params p = make_hc(n, n, d, 1, 500);
     vector<double> X = randn(N * n * d, 503, 1.0, -0.1), y(N * d), mix(N * n), rho(N);
-    ref::hc_head_forward(y.data(), mix.data(), rho.data(), X.data(), p.fn.data(), p.base.data(), p.scale.data(), N,
-                         dm);
+    ref::hc_head_forward(y.data(), mix.data(), rho.data(), X.data(), p.fn.data(), p.base.data(), p.scale.data(), N, dm);
     {
         const int64_t t = 0;
         double ss = 0;
@@ -250,8 +251,8 @@ TEST(KernelsRefHcHead, ForwardByHandAndFd) {
         return dot(r, y);
     };
     f();
-    vector<double> dX(N * n * d, 5.0), fn0 = randn(n * n * d, 505), dfn = fn0, b0 = randn(n, 506), dbase = b0,
-                                        s0{0.25}, dscale = s0;
+    vector<double> dX(N * n * d, 5.0), fn0 = randn(n * n * d, 505), dfn = fn0, b0 = randn(n, 506), dbase = b0, s0{0.25},
+                                       dscale = s0;
     ref::hc_head_backward(dX.data(), dfn.data(), dbase.data(), dscale.data(), r.data(), X.data(), p.fn.data(),
                           p.base.data(), p.scale.data(), mix.data(), rho.data(), N, dm);
     EXPECT_LT(fd_rel_error("hc_head dX", X, dX, f), kFdTol);

@@ -13,8 +13,12 @@ using namespace trex::test;
 using std::vector;
 
 namespace {
-double sqrt_softplus(double u) { return std::sqrt(std::log1p(std::exp(u))); }
-double silu(double x) { return x / (1 + std::exp(-x)); }
+double sqrt_softplus(double u) {
+    return std::sqrt(std::log1p(std::exp(u)));
+}
+double silu(double x) {
+    return x / (1 + std::exp(-x));
+}
 }  // namespace
 
 TEST(KernelsRefRouter, SelectionOrderTiesBiasAndHash) {
@@ -103,10 +107,10 @@ TEST(KernelsRefSwiglu, ClampValuesAndZeroGradientBeyond) {
     EXPECT_NEAR(h[3], silu(0.5) * 2.0, 1e-15);
     vector<double> dh{1, 1, 1, 1}, da(8);
     ref::swiglu_backward(da.data(), dh.data(), a13.data(), 1, 4, L);
-    EXPECT_EQ(da[0], 0.0);                    // a1 > L → da1 = 0
-    EXPECT_NE(da[2], 0.0);                    // a1 < −L still passes
-    EXPECT_EQ(da[4 + 0], 0.0);                // a3 < −L → da3 = 0
-    EXPECT_EQ(da[4 + 3], 0.0);                // a3 > L → da3 = 0
+    EXPECT_EQ(da[0], 0.0);      // a1 > L → da1 = 0
+    EXPECT_NE(da[2], 0.0);      // a1 < −L still passes
+    EXPECT_EQ(da[4 + 0], 0.0);  // a3 < −L → da3 = 0
+    EXPECT_EQ(da[4 + 3], 0.0);  // a3 > L → da3 = 0
     EXPECT_NEAR(da[4 + 1], silu(1.0), 1e-15);
     // limit ≤ 0: no clamp
     ref::swiglu_forward(h.data(), a13.data(), 1, 4, 0.0);

@@ -84,10 +84,10 @@ void attention_backward(T* dq, T* dkv, T* dsink, const T* dout, const T* q, cons
     for (int h = 0; h < H; h++) dsink[h] += (T)dsink_acc[h];
 }
 
-#define TREX_ATTENTION_INSTANTIATE(T)                                                                           \
-    template void attention_forward<T>(T*, T*, const T*, const T*, const T*, const int64_t*, const int32_t*,   \
-                                       int64_t, int, int64_t, double);                                         \
-    template void attention_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, const T*, \
+#define TREX_ATTENTION_INSTANTIATE(T)                                                                                 \
+    template void attention_forward<T>(T*, T*, const T*, const T*, const T*, const int64_t*, const int32_t*, int64_t, \
+                                       int, int64_t, double);                                                         \
+    template void attention_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, const T*,       \
                                         const int64_t*, const int32_t*, int64_t, int64_t, int, int64_t, double);
 TREX_ATTENTION_INSTANTIATE(float)
 TREX_ATTENTION_INSTANTIATE(double)

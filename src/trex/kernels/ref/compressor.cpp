@@ -111,10 +111,10 @@ void compressor_backward(T* dkvp, T* dgp, T* dape, const T* dout, const T* kvp, 
     for (int64_t j = 0; j < m * w; j++) dape[j] += (T)dape_acc[j];
 }
 
-#define TREX_COMPRESSOR_INSTANTIATE(T)                                                                          \
-    template void compressor_forward<T>(T*, const T*, const T*, const T*, const doc_span*, const int64_t*,      \
-                                        int64_t, int, int64_t, bool);                                           \
-    template void compressor_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const doc_span*,   \
+#define TREX_COMPRESSOR_INSTANTIATE(T)                                                                              \
+    template void compressor_forward<T>(T*, const T*, const T*, const T*, const doc_span*, const int64_t*, int64_t, \
+                                        int, int64_t, bool);                                                        \
+    template void compressor_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const doc_span*,       \
                                          const int64_t*, int64_t, int, int64_t, bool);
 TREX_COMPRESSOR_INSTANTIATE(float)
 TREX_COMPRESSOR_INSTANTIATE(double)

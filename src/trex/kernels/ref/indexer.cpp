@@ -14,9 +14,8 @@ namespace trex::ref {
 // scores[t,i] = Σ_h w[t,h]·ReLU(qI[t,h]·KI[entry_offset[doc_of[t]] + i]) for i < visible(t).
 // qI [N,HI,cI], KI [Nc,cI], w [N,HI]; the columns ≥ visible(t) are not written.
 template <typename T>
-void indexer_scores_forward(T* scores, const T* qI, const T* KI, const T* w, const int32_t* doc_of,
-                            const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m,
-                            int64_t ld) {
+void indexer_scores_forward(T* scores, const T* qI, const T* KI, const T* w, const int32_t* doc_of, const int32_t* pos,
+                            const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m, int64_t ld) {
     for (int64_t t = 0; t < N; t++) {
         const int64_t vis = (pos[t] + 1) / m;
         const T* K0 = KI + entry_offset[doc_of[t]] * cI;
@@ -37,8 +36,8 @@ void indexer_scores_forward(T* scores, const T* qI, const T* KI, const T* w, con
 // dqI, dw assigned; dKI += (queries in ascending order).
 template <typename T>
 void indexer_scores_backward(T* dqI, T* dKI, T* dw, const T* dscores, const T* qI, const T* KI, const T* w,
-                             const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset, int64_t N,
-                             int HI, int64_t cI, int m, int64_t ld) {
+                             const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI,
+                             int64_t cI, int m, int64_t ld) {
     std::vector<double> dq((size_t)HI * cI), dwt(HI);
     for (int64_t t = 0; t < N; t++) {
         const int64_t vis = (pos[t] + 1) / m;
@@ -71,8 +70,8 @@ void indexer_scores_backward(T* dqI, T* dKI, T* dw, const T* dscores, const T* q
 // sel [N,k]: the min(k, visible) visible columns with the largest score (ties: lower index first), sorted
 // ascending, padded with −1; dense: all visible columns (k ≥ visible required). nsel [N].
 template <typename T>
-void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k,
-                  int64_t ld, bool dense) {
+void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k, int64_t ld,
+                  bool dense) {
     for (int64_t t = 0; t < N; t++) {
         const int64_t vis = (pos[t] + 1) / m;
         std::vector<int32_t> chosen;
@@ -100,8 +99,8 @@ void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* p
 // dscores[t, sel] = ((Σ p)·q − p)/n_q (exactly the gradient of the returned value; = (q − p)/n_q when Σ p = 1),
 // 0 on every other column of [0, ld).
 template <typename T>
-double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_t* sel, const int32_t* nsel,
-                    int64_t N, int k, int64_t ld) {
+double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_t* sel, const int32_t* nsel, int64_t N,
+                    int k, int64_t ld) {
     int64_t n_q = 0;
     for (int64_t t = 0; t < N; t++) n_q += nsel[t] > 0;
     for (int64_t t = 0; t < N; t++)
@@ -124,12 +123,13 @@ double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_
             if (p > 0) total += p * (std::log(p) - lq[s]);
         }
         for (int s = 0; s < n; s++)
-            dscores[t * ld + sel[t * k + s]] = (T)((psum * std::exp(lq[s]) - (double)p_target[t * k + s]) / (double)n_q);
+            dscores[t * ld + sel[t * k + s]] =
+                (T)((psum * std::exp(lq[s]) - (double)p_target[t * k + s]) / (double)n_q);
     }
     return total / (double)n_q;
 }
 
-#define TREX_INDEXER_INSTANTIATE(T)                                                                                 \
+#define TREX_INDEXER_INSTANTIATE(T)                                                                                \
     template void indexer_scores_forward<T>(T*, const T*, const T*, const T*, const int32_t*, const int32_t*,      \
                                             const int64_t*, int64_t, int, int64_t, int, int64_t);                  \
     template void indexer_scores_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const int32_t*,   \

@@ -37,7 +37,7 @@ template void linear_forward<float>(float*, const float*, const float*, int64_t,
 template void linear_forward<double>(double*, const double*, const double*, int64_t, int64_t, int64_t);
 template void linear_backward<float>(float*, float*, const float*, const float*, const float*, int64_t, int64_t,
                                      int64_t);
-template void linear_backward<double>(double*, double*, const double*, const double*, const double*, int64_t,
-                                      int64_t, int64_t);
+template void linear_backward<double>(double*, double*, const double*, const double*, const double*, int64_t, int64_t,
+                                      int64_t);
 
 }  // namespace trex::ref

@@ -19,10 +19,10 @@ namespace {
 // in[s] is the input matrix of normalisation step s, is_col[s] tells whether step s normalises columns.
 struct sinkhorn_trace {
     int n = 0;
-    std::vector<double> S;                  // row softmax [n,n]
-    std::vector<std::vector<double>> in;    // input matrix of each normalisation step
-    std::vector<bool> is_col;               // step normalises columns (true) or rows (false)
-    std::vector<double> out;                // final matrix
+    std::vector<double> S;                // row softmax [n,n]
+    std::vector<std::vector<double>> in;  // input matrix of each normalisation step
+    std::vector<bool> is_col;             // step normalises columns (true) or rows (false)
+    std::vector<double> out;              // final matrix
 };
 
 sinkhorn_trace sinkhorn_run(const double* R, int n, int iters, double eps) {
@@ -138,7 +138,8 @@ void hc_pre_forward(T* y, T* post, T* comb, T* mix, T* rho, const T* X, const T*
             mx[q] = r * acc;
             mix[t * rows + q] = (T)mx[q];
         }
-        for (int j = 0; j < n; j++) post[t * n + j] = (T)(2.0 * sigmoid(mx[n + j] * (double)scale[1] + (double)base[n + j]));
+        for (int j = 0; j < n; j++)
+            post[t * n + j] = (T)(2.0 * sigmoid(mx[n + j] * (double)scale[1] + (double)base[n + j]));
         for (int q = 0; q < n * n; q++) R[q] = mx[2 * n + q] * (double)scale[2] + (double)base[2 * n + q];
         sinkhorn_trace tr = sinkhorn_run(R.data(), n, dims.iters, dims.hc_eps);
         for (int q = 0; q < n * n; q++) comb[t * n * n + q] = (T)tr.out[q];
@@ -330,7 +331,7 @@ void hc_head_backward(T* dX, T* dfn, T* dbase, T* dscale, const T* dy, const T* 
     }
 }
 
-#define TREX_MHC_INSTANTIATE(T)                                                                                      \
+#define TREX_MHC_INSTANTIATE(T)                                                                                     \
     template void sinkhorn_forward<T>(T*, const T*, int, int, double);                                              \
     template void sinkhorn_backward<T>(T*, const T*, const T*, int, int, double);                                   \
     template void hc_pre_forward<T>(T*, T*, T*, T*, T*, const T*, const T*, const T*, const T*, int64_t, mhc_dims); \

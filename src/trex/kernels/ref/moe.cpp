@@ -50,8 +50,8 @@ void router_forward(int32_t* sel, T* weight, T* s, const T* logits, const T* bia
 //   ds[sel_k] += rs·dweight_k/S − (Σ_k' dweight_k'·weight_k')/S;  ds += ds_extra;
 //   dlogits = ds·σ(logits)/(2s)   (d sqrt(softplus(u))/du; 0 where s == 0). dlogits assigned.
 template <typename T>
-void router_backward(T* dlogits, const T* dweight, const T* ds_extra, const T* logits, const T* s,
-                     const int32_t* sel, const T* weight, int64_t N, int E, int K, double route_scale) {
+void router_backward(T* dlogits, const T* dweight, const T* ds_extra, const T* logits, const T* s, const int32_t* sel,
+                     const T* weight, int64_t N, int E, int K, double route_scale) {
     std::vector<double> ds(E);
     for (int64_t t = 0; t < N; t++) {
         for (int e = 0; e < E; e++) ds[e] = ds_extra ? (double)ds_extra[t * E + e] : 0.0;
@@ -104,8 +104,8 @@ void swiglu_backward(T* da13, const T* dh, const T* a13, int64_t n, int64_t I, d
 
 // y [N,d] = Σ_k weight[t,k]·w2_e·swiglu(w13_e·x[t]), e = sel[t,k], k ascending; w13[e] [2I,d], w2[e] [d,I].
 template <typename T>
-void moe_experts_forward(T* y, const T* x, const int32_t* sel, const T* weight, const T* const* w13,
-                         const T* const* w2, int64_t N, int64_t d, int K, int64_t I, double limit) {
+void moe_experts_forward(T* y, const T* x, const int32_t* sel, const T* weight, const T* const* w13, const T* const* w2,
+                         int64_t N, int64_t d, int K, int64_t I, double limit) {
     std::vector<T> a13(2 * I), h(I);
     std::vector<double> acc(d);
     for (int64_t t = 0; t < N; t++) {
@@ -132,9 +132,9 @@ void moe_experts_forward(T* y, const T* x, const int32_t* sel, const T* weight, 
 // Per (t, k), e = sel[t,k], v = w2_e h:  dweight[t,k] = dy·v;  dh = weight·w2_eᵀ dy;  dw2_e += weight·dy ⊗ h;
 // da13 = swiglu_backward(dh);  dw13_e += da13 ⊗ x;  dx += w13_eᵀ da13.  dx, dweight assigned; dw13, dw2 +=.
 template <typename T>
-void moe_experts_backward(T* dx, T* dweight, T* const* dw13, T* const* dw2, const T* dy, const T* x,
-                          const int32_t* sel, const T* weight, const T* const* w13, const T* const* w2, int64_t N,
-                          int64_t d, int K, int64_t I, double limit) {
+void moe_experts_backward(T* dx, T* dweight, T* const* dw13, T* const* dw2, const T* dy, const T* x, const int32_t* sel,
+                          const T* weight, const T* const* w13, const T* const* w2, int64_t N, int64_t d, int K,
+                          int64_t I, double limit) {
     std::vector<T> a13(2 * I), h(I), dh(I), da13(2 * I);
     std::vector<double> dxa(d);
     for (int64_t t = 0; t < N; t++) {
@@ -217,19 +217,17 @@ void balance_loss_backward(T* ds, const T* s, const int32_t* sel, int64_t B, int
     }
 }
 
-#define TREX_MOE_INSTANTIATE(T)                                                                                     \
-    template void router_forward<T>(int32_t*, T*, T*, const T*, const T*, const int32_t*, int64_t, int, int,       \
-                                    double);                                                                       \
-    template void router_backward<T>(T*, const T*, const T*, const T*, const T*, const int32_t*, const T*, int64_t, \
-                                     int, int, double);                                                            \
-    template void swiglu_forward<T>(T*, const T*, int64_t, int64_t, double);                                       \
-    template void swiglu_backward<T>(T*, const T*, const T*, int64_t, int64_t, double);                            \
-    template void moe_experts_forward<T>(T*, const T*, const int32_t*, const T*, const T* const*, const T* const*, \
-                                         int64_t, int64_t, int, int64_t, double);                                  \
-    template void moe_experts_backward<T>(T*, T*, T* const*, T* const*, const T*, const T*, const int32_t*,        \
-                                          const T*, const T* const*, const T* const*, int64_t, int64_t, int,       \
-                                          int64_t, double);                                                        \
-    template double balance_loss_forward<T>(const T*, const int32_t*, int64_t, int64_t, int, int, double);         \
+#define TREX_MOE_INSTANTIATE(T)                                                                                       \
+    template void router_forward<T>(int32_t*, T*, T*, const T*, const T*, const int32_t*, int64_t, int, int, double); \
+    template void router_backward<T>(T*, const T*, const T*, const T*, const T*, const int32_t*, const T*, int64_t,   \
+                                     int, int, double);                                                               \
+    template void swiglu_forward<T>(T*, const T*, int64_t, int64_t, double);                                          \
+    template void swiglu_backward<T>(T*, const T*, const T*, int64_t, int64_t, double);                               \
+    template void moe_experts_forward<T>(T*, const T*, const int32_t*, const T*, const T* const*, const T* const*,    \
+                                         int64_t, int64_t, int, int64_t, double);                                     \
+    template void moe_experts_backward<T>(T*, T*, T* const*, T* const*, const T*, const T*, const int32_t*, const T*, \
+                                          const T* const*, const T* const*, int64_t, int64_t, int, int64_t, double);  \
+    template double balance_loss_forward<T>(const T*, const int32_t*, int64_t, int64_t, int, int, double);            \
     template void balance_loss_backward<T>(T*, const T*, const int32_t*, int64_t, int64_t, int, int, double);
 TREX_MOE_INSTANTIATE(float)
 TREX_MOE_INSTANTIATE(double)

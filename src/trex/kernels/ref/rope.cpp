@@ -10,8 +10,8 @@ namespace trex::ref {
 // ramp_i = clamp((i−low)/(high−low), 0, 1),
 // low  = max(floor(r·ln(L0/(β_fast·2π))/(2 ln base)), 0), high = min(ceil(r·ln(L0/(β_slow·2π))/(2 ln base)), r−1),
 // high += 0.001 when high == low.
-void rope_inv_freq(double* theta, int r, double base, bool yarn, double factor, int64_t original_len,
-                   double beta_fast, double beta_slow) {
+void rope_inv_freq(double* theta, int r, double base, bool yarn, double factor, int64_t original_len, double beta_fast,
+                   double beta_slow) {
     const double two_pi = 2.0 * M_PI;
     for (int i = 0; i < r / 2; i++) theta[i] = std::pow(base, -2.0 * i / (double)r);
     if (!yarn) return;
