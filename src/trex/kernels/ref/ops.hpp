@@ -84,7 +84,7 @@ void hc_head_backward(T* dX, T* dfn, T* dbase, T* dscale, const T* dy, const T* 
 template <typename T>
 void compressor_forward(T* out, const T* kvp, const T* gp, const T* ape, const doc_span* docs,
                         const int64_t* entry_offset, int64_t n_docs, int m, int64_t c, bool overlap);
-// dkvp, dgp assigned (rows of tail tokens get 0); dape +=.
+// dkvp, dgp assigned over the token rows of the documents (rows of tail tokens get 0); dape +=.
 template <typename T>
 void compressor_backward(T* dkvp, T* dgp, T* dape, const T* dout, const T* kvp, const T* gp, const T* ape,
                          const doc_span* docs, const int64_t* entry_offset, int64_t n_docs, int m, int64_t c,
@@ -156,7 +156,7 @@ void router_backward(T* dlogits, const T* dweight, const T* ds_extra, const T* l
 // a13 [n,2I]; limit L <= 0 disables the clamp.
 template <typename T>
 void swiglu_forward(T* h, const T* a13, int64_t n, int64_t I, double limit);
-// da13 assigned.
+// da13 assigned; the clamps pass the gradient where a1 ≤ L and |a3| ≤ L (torch.clamp convention).
 template <typename T>
 void swiglu_backward(T* da13, const T* dh, const T* a13, int64_t n, int64_t I, double limit);
 // Routed experts: y[t] = Σ_k weight[t,k]·w2_e·swiglu(w13_e·x[t]), e = sel[t,k] (k ascending).
