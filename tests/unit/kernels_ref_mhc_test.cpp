@@ -297,3 +297,25 @@ TEST(KernelsRefMhcComposite, PreNormLinearPostFd) {
     EXPECT_LT(fd_rel_error("composite dnorm_w", w, dw, f), kFdTol);
     EXPECT_LT(fd_rel_error("composite dW", W, dW, f), kFdTol);
 }
+
+// docs/model.md §5: with base 0 and scale 0.01 the unit starts at pre ≈ 0.5, post ≈ 1, comb ≈ 1/4, so that
+// y ≈ 0.5·Σ_j X_j and X_out ≈ F + mean_j X_j.
+TEST(KernelsRefHcPre, InitialisationValues) {
+    const int n = 4, d = 8;
+    const int64_t N = 2;
+    mhc_dims dm = dims_of(n, d);
+    const int rows = dm.rows();
+    vector<double> X = randn(N * n * d, 700), fn = randn(rows * n * d, 701, 0.006), base(rows, 0.0),
+                   scale(3, 0.01);
+    vector<double> y(N * d), post(N * n), comb(N * n * n), mix(N * rows), rho(N);
+    ref::hc_pre_forward(y.data(), post.data(), comb.data(), mix.data(), rho.data(), X.data(), fn.data(), base.data(),
+                        scale.data(), N, dm);
+    for (double p : post) EXPECT_NEAR(p, 1.0, 1e-3);
+    for (double c : comb) EXPECT_NEAR(c, 0.25, 1e-3);
+    for (int64_t t = 0; t < N; t++)
+        for (int i = 0; i < d; i++) {
+            double s = 0;
+            for (int j = 0; j < n; j++) s += X[(t * n + j) * d + i];
+            EXPECT_NEAR(y[t * d + i], 0.5 * s, 1e-3 * (1 + std::fabs(s)));
+        }
+}
