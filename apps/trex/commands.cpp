@@ -3,7 +3,8 @@
 namespace trex::cli {
 
 void register_all(CLI::App& app) {
-    (void)app;
+    register_info(app);
+    register_bench(app);
 }
 
 }  // namespace trex::cli

@@ -1,0 +1,53 @@
+// trex bench step: forward + backward timing, MFU against the measured FMA peak, optional PyTorch eager peer.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/embedded_config.hpp"
+#include "trex/train/bench_step.hpp"
+
+namespace trex::cli {
+
+void register_bench(CLI::App& app) {
+    auto* bench = app.add_subcommand("bench", "benchmarks with MFU and a peer comparison");
+    bench->require_subcommand(1);
+    auto* step = bench->add_subcommand("step", "time one training step (forward + backward) on CPU");
+    struct args_t {
+        std::string config;
+        bench_step_options opt;
+        bool json = false;
+    };
+    auto args = std::make_shared<args_t>();
+    step->add_option("--config", args->config, "model config.json (default: the embedded configs/v4-tiny.json)");
+    step->add_option("--batch", args->opt.batch, "rows per step")->capture_default_str();
+    step->add_option("--seq", args->opt.seq, "tokens per row")->capture_default_str();
+    step->add_option("--steps", args->opt.steps, "timed steps (the median is reported)")->capture_default_str();
+    step->add_option("--warmup", args->opt.warmup, "untimed steps before")->capture_default_str();
+    step->add_option("--seed", args->opt.seed, "seed of the weights and tokens")->capture_default_str();
+    step->add_flag("--dense-csa", args->opt.dense_csa, "CSA attends to every visible entry (indexer warm-up)");
+    step->add_flag("--recompute", args->opt.recompute, "recompute block activations in backward");
+    step->add_flag("--peer", args->opt.peer, "also time PyTorch eager on the same model, weights and batch");
+    step->add_option("--python", args->opt.python, "Python for the peer (default: .venv/bin/python)");
+    step->add_option("--peer-threads", args->opt.peer_threads, "torch threads for the peer: auto or a number")
+        ->capture_default_str();
+    step->add_flag("--json", args->json, "print one JSON object");
+    step->callback([args]() {
+        model_config cfg;
+        std::string name;
+        if (args->config.empty()) {
+            cfg = config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>");
+            name = "v4-tiny (embedded)";
+        } else {
+            cfg = load_config(args->config);
+            name = args->config;
+        }
+        const bench_step_result r = run_bench_step(cfg, name, args->opt);
+        if (args->json)
+            std::printf("%s\n", bench_step_json(r).dump().c_str());
+        else
+            std::printf("%s", format_bench_step(r).c_str());
+    });
+}
+
+}  // namespace trex::cli

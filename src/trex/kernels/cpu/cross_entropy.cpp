@@ -1,0 +1,75 @@
+// Softmax cross-entropy over the vocabulary (rows with label < 0 are ignored).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "trex/kernels/cpu/ops.hpp"
+
+namespace trex::cpu {
+
+namespace {
+
+// log Σ exp(row) with the max subtracted; fp32 exp, fp64 sum.
+double row_logsumexp(const float* row, int64_t V) {
+    float mx = row[0];
+    for (int64_t v = 1; v < V; v++) mx = std::max(mx, row[v]);
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t v = 0; v < V; v++) sum += std::exp(row[v] - mx);
+    return (double)mx + std::log((double)sum);
+}
+
+}  // namespace
+
+double cross_entropy_fused(float* logits, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V,
+                           double scale) {
+    std::vector<double> loss(N, 0.0);
+    const float s = (float)scale;
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++) {
+        float* row = logits + n * V;
+        if (labels[n] < 0) {
+            std::memset(row, 0, sizeof(float) * V);
+            continue;
+        }
+        const double lse = row_logsumexp(row, V);
+        loss[n] = lse - (double)row[labels[n]];
+        const float l = (float)lse;
+#pragma omp simd
+        for (int64_t v = 0; v < V; v++) row[v] = s * std::exp(row[v] - l);
+        row[labels[n]] -= s;
+    }
+    double total = 0.0;
+    int64_t count = 0;
+    for (int64_t n = 0; n < N; n++) {
+        total += loss[n];
+        count += labels[n] >= 0;
+    }
+    *n_valid = count;
+    return total;
+}
+
+double cross_entropy_forward(int64_t* n_valid, const float* logits, const int32_t* labels, int64_t N, int64_t V) {
+    std::vector<double> loss(N, 0.0);
+#pragma omp parallel for schedule(static)
+    for (int64_t n = 0; n < N; n++)
+        if (labels[n] >= 0) loss[n] = row_logsumexp(logits + n * V, V) - (double)logits[n * V + labels[n]];
+    double total = 0.0;
+    int64_t count = 0;
+    for (int64_t n = 0; n < N; n++) {
+        total += loss[n];
+        count += labels[n] >= 0;
+    }
+    *n_valid = count;
+    return total;
+}
+
+void cross_entropy_backward(float* dlogits, const float* logits, const int32_t* labels, int64_t N, int64_t V,
+                            double scale) {
+    std::memcpy(dlogits, logits, sizeof(float) * N * V);
+    int64_t n_valid = 0;
+    cross_entropy_fused(dlogits, &n_valid, labels, N, V, scale);
+}
+
+}  // namespace trex::cpu

@@ -1,0 +1,36 @@
+#include "trex/kernels/cpu/gemm.hpp"
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "trex/base/error.hpp"
+
+namespace trex::cpu {
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) {
+        // C = beta·C (oneDNN rejects K == 0)
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
+        return;
+    }
+    dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                  ldc);
+    TREX_CHECK(st == dnnl_success, "oneDNN sgemm failed (status {}) for M={} N={} K={}", (int)st, M, N, K);
+}
+
+void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
+    gemm(false, true, N, out, in, 1.0f, x, in, W, in, accumulate ? 1.0f : 0.0f, y, out);
+}
+
+void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,
+                     bool accumulate) {
+    gemm(false, false, N, in, out, 1.0f, dy, out, W, in, accumulate ? 1.0f : 0.0f, dx, in);
+}
+
+void linear_bwd_weight(float* dW, const float* dy, const float* x, int64_t N, int64_t in, int64_t out) {
+    gemm(true, false, out, in, N, 1.0f, dy, out, x, in, 1.0f, dW, in);
+}
+
+}  // namespace trex::cpu

@@ -1,0 +1,21 @@
+// Row-major single-precision GEMM on oneDNN (dnnl_sgemm): C = alpha·op(A)·op(B) + beta·C.
+// op(A) is [M,K], op(B) is [K,N], C is [M,N]; lda/ldb/ldc are row strides of the stored matrices.
+#pragma once
+
+#include <cstdint>
+
+namespace trex::cpu {
+
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+          const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+// Helpers in the Linear (W [out,in]) convention.
+// y[N,out] = x[N,in]·Wᵀ (+ y when accumulate)
+void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate = false);
+// dx[N,in] = dy[N,out]·W (+ dx when accumulate)
+void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,
+                     bool accumulate = false);
+// dW[out,in] += dy[N,out]ᵀ·x[N,in]
+void linear_bwd_weight(float* dW, const float* dy, const float* x, int64_t N, int64_t in, int64_t out);
+
+}  // namespace trex::cpu

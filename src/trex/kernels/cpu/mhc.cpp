@@ -1,0 +1,358 @@
+// Manifold-constrained hyper-connections (docs/model.md §3.3): hc_pre (collapse + Sinkhorn), hc_post (expand +
+// residual mix), hc_head (final collapse). The [N, n·d] × [n·d, rows] projections run as GEMMs; the per-token
+// 4×4 work (sigmoids, Sinkhorn and its backward) runs in a token-parallel loop. Per-token parameter gradients
+// (base, scale) are reduced over tokens in ascending order.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "trex/base/error.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
+#include "trex/kernels/cpu/ops.hpp"
+
+namespace trex::cpu {
+
+namespace {
+
+constexpr int max_streams = 8;
+constexpr int max_sinkhorn_steps = 2 * 64;
+
+inline float sigmoidf(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+
+// rho[t] = (mean over n·d of X² + eps)^-1/2
+void stream_rms(float* rho, const float* X, int64_t N, int64_t nd, double eps) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        const float* x = X + t * nd;
+        float ss = 0.0f;
+#pragma omp simd reduction(+ : ss)
+        for (int64_t i = 0; i < nd; i++) ss += x[i] * x[i];
+        rho[t] = 1.0f / std::sqrt(ss / (float)nd + (float)eps);
+    }
+}
+
+// mix [N, rows] = rho ⊙ (X [N, n·d] · fnᵀ)
+void project_streams(float* mix, float* rho, const float* X, const float* fn, int64_t N, int rows, int64_t nd,
+                     double eps) {
+    stream_rms(rho, X, N, nd, eps);
+    gemm(false, true, N, rows, nd, 1.0f, X, nd, fn, nd, 0.0f, mix, rows);
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++)
+        for (int r = 0; r < rows; r++) mix[t * rows + r] *= rho[t];
+}
+
+// Sinkhorn of one n×n matrix with all intermediate inputs kept for the backward.
+// P0 = softmax_row(R); M[0] = P0 + eps; step s normalises columns when s is even, rows when s is odd;
+// steps = 2·iters − 1; the result is written to comb.
+struct sinkhorn_trace {
+    float P0[max_streams * max_streams];
+    float M[max_sinkhorn_steps][max_streams * max_streams];
+    int steps = 0;
+};
+
+void sinkhorn_run(float* comb, sinkhorn_trace* tr, const float* R, int n, int iters, float eps) {
+    float P[max_streams * max_streams];
+    float P0[max_streams * max_streams];
+    for (int j = 0; j < n; j++) {
+        float mx = R[j * n];
+        for (int k = 1; k < n; k++) mx = std::max(mx, R[j * n + k]);
+        float sum = 0.0f;
+        for (int k = 0; k < n; k++) {
+            P0[j * n + k] = std::exp(R[j * n + k] - mx);
+            sum += P0[j * n + k];
+        }
+        for (int k = 0; k < n; k++) {
+            P0[j * n + k] /= sum;
+            P[j * n + k] = P0[j * n + k] + eps;
+        }
+    }
+    if (tr) std::copy(P0, P0 + n * n, tr->P0);
+    const int steps = 2 * iters - 1;
+    for (int s = 0; s < steps; s++) {
+        if (tr) std::copy(P, P + n * n, tr->M[s]);
+        if (s % 2 == 0) {  // columns
+            for (int k = 0; k < n; k++) {
+                float cs = 0.0f;
+                for (int j = 0; j < n; j++) cs += P[j * n + k];
+                float inv = 1.0f / (cs + eps);
+                for (int j = 0; j < n; j++) P[j * n + k] *= inv;
+            }
+        } else {  // rows
+            for (int j = 0; j < n; j++) {
+                float rs = 0.0f;
+                for (int k = 0; k < n; k++) rs += P[j * n + k];
+                float inv = 1.0f / (rs + eps);
+                for (int k = 0; k < n; k++) P[j * n + k] *= inv;
+            }
+        }
+    }
+    if (tr) tr->steps = steps;
+    std::copy(P, P + n * n, comb);
+}
+
+// dR from dcomb, walking the recorded steps backwards.
+void sinkhorn_back(float* dR, const float* dcomb, const sinkhorn_trace& tr, int n, float eps) {
+    float dY[max_streams * max_streams];
+    std::copy(dcomb, dcomb + n * n, dY);
+    for (int s = tr.steps - 1; s >= 0; s--) {
+        const float* Min = tr.M[s];
+        float dP[max_streams * max_streams];
+        if (s % 2 == 0) {  // Y_jk = P_jk / (c_k + eps)
+            for (int k = 0; k < n; k++) {
+                float cs = 0.0f, dot = 0.0f;
+                for (int j = 0; j < n; j++) {
+                    cs += Min[j * n + k];
+                    dot += dY[j * n + k] * Min[j * n + k];
+                }
+                float inv = 1.0f / (cs + eps);
+                for (int j = 0; j < n; j++) dP[j * n + k] = dY[j * n + k] * inv - dot * inv * inv;
+            }
+        } else {  // Y_jk = P_jk / (r_j + eps)
+            for (int j = 0; j < n; j++) {
+                float rs = 0.0f, dot = 0.0f;
+                for (int k = 0; k < n; k++) {
+                    rs += Min[j * n + k];
+                    dot += dY[j * n + k] * Min[j * n + k];
+                }
+                float inv = 1.0f / (rs + eps);
+                for (int k = 0; k < n; k++) dP[j * n + k] = dY[j * n + k] * inv - dot * inv * inv;
+            }
+        }
+        std::copy(dP, dP + n * n, dY);
+    }
+    // P = softmax_row(R) + eps
+    for (int j = 0; j < n; j++) {
+        float dot = 0.0f;
+        for (int k = 0; k < n; k++) dot += dY[j * n + k] * tr.P0[j * n + k];
+        for (int k = 0; k < n; k++) dR[j * n + k] = tr.P0[j * n + k] * (dY[j * n + k] - dot);
+    }
+}
+
+// y [d] = Σ_j pre_j X_j
+inline void collapse(float* y, const float* X, const float* pre, int n, int64_t d) {
+#pragma omp simd
+    for (int64_t i = 0; i < d; i++) y[i] = pre[0] * X[i];
+    for (int j = 1; j < n; j++) {
+        const float* xj = X + j * d;
+        const float pj = pre[j];
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++) y[i] += pj * xj[i];
+    }
+}
+
+inline float dot(const float* a, const float* b, int64_t d) {
+    float s = 0.0f;
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = 0; i < d; i++) s += a[i] * b[i];
+    return s;
+}
+
+// Sums per-token rows grad_t [N, cols] into out [cols] (+=), tokens ascending per column.
+void reduce_rows(float* out, const float* per_token, int64_t N, int cols) {
+    for (int c = 0; c < cols; c++) {
+        double acc = 0.0;
+        for (int64_t t = 0; t < N; t++) acc += per_token[t * cols + c];
+        out[c] += (float)acc;
+    }
+}
+
+}  // namespace
+
+void hc_pre_forward(float* y, float* post, float* comb, float* mix, float* rho, const float* X, const float* fn,
+                    const float* base, const float* scale, int64_t N, mhc_dims dims) {
+    const int n = dims.n, rows = dims.rows();
+    const int64_t d = dims.d, nd = n * d;
+    TREX_ASSERT(n <= max_streams && 2 * dims.iters <= max_sinkhorn_steps);
+    project_streams(mix, rho, X, fn, N, rows, nd, dims.norm_eps);
+    const float eps = (float)dims.hc_eps;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        const float* m = mix + t * rows;
+        float pre[max_streams];
+        float R[max_streams * max_streams];
+        for (int j = 0; j < n; j++) {
+            pre[j] = sigmoidf(m[j] * scale[0] + base[j]) + eps;
+            post[t * n + j] = 2.0f * sigmoidf(m[n + j] * scale[1] + base[n + j]);
+        }
+        for (int q = 0; q < n * n; q++) R[q] = m[2 * n + q] * scale[2] + base[2 * n + q];
+        sinkhorn_run(comb + t * n * n, nullptr, R, n, dims.iters, eps);
+        collapse(y + t * d, X + t * nd, pre, n, d);
+    }
+}
+
+void hc_pre_backward(float* dX, float* dfn, float* dbase, float* dscale, const float* dy, const float* dpost,
+                     const float* dcomb, const float* X, const float* fn, const float* base, const float* scale,
+                     const float* mix, const float* rho, int64_t N, mhc_dims dims) {
+    const int n = dims.n, rows = dims.rows();
+    const int64_t d = dims.d, nd = n * d;
+    const float eps = (float)dims.hc_eps;
+    std::vector<float> dz((size_t)N * rows);     // gradient w.r.t. the pre-activation z = mix·scale + base
+    std::vector<float> dsc((size_t)N * 3);       // per-token scale gradients
+    std::vector<float> G((size_t)N * rows);      // ρ·dmix, the GEMM operand
+    std::vector<float> corr((size_t)N);          // −(dmix·mix)·ρ²/(n·d)
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        const float* m = mix + t * rows;
+        const float* x = X + t * nd;
+        float* dzt = dz.data() + t * rows;
+        sinkhorn_trace tr;
+        float R[max_streams * max_streams], cb[max_streams * max_streams];
+        for (int q = 0; q < n * n; q++) R[q] = m[2 * n + q] * scale[2] + base[2 * n + q];
+        sinkhorn_run(cb, &tr, R, n, dims.iters, eps);
+        sinkhorn_back(dzt + 2 * n, dcomb + t * n * n, tr, n, eps);
+        for (int j = 0; j < n; j++) {
+            float sp = sigmoidf(m[j] * scale[0] + base[j]);
+            float dpre = dot(dy + t * d, x + j * d, d);
+            dzt[j] = dpre * sp * (1.0f - sp);
+            float so = sigmoidf(m[n + j] * scale[1] + base[n + j]);
+            dzt[n + j] = 2.0f * dpost[t * n + j] * so * (1.0f - so);
+        }
+        float s0 = 0, s1 = 0, s2 = 0, dm_dot_m = 0;
+        float* g = G.data() + t * rows;
+        for (int r = 0; r < rows; r++) {
+            const int part = r < n ? 0 : (r < 2 * n ? 1 : 2);
+            const float dmix = dzt[r] * scale[part];
+            (part == 0 ? s0 : part == 1 ? s1 : s2) += dzt[r] * m[r];
+            dm_dot_m += dmix * m[r];
+            g[r] = rho[t] * dmix;
+        }
+        dsc[t * 3 + 0] = s0;
+        dsc[t * 3 + 1] = s1;
+        dsc[t * 3 + 2] = s2;
+        corr[t] = -dm_dot_m * rho[t] * rho[t] / (float)nd;
+        // dX_j += pre_j·dy + corr·X_j  (the fn-term is added by the GEMM below)
+        float* dxt = dX + t * nd;
+        for (int j = 0; j < n; j++) {
+            const float pre = sigmoidf(m[j] * scale[0] + base[j]) + eps;
+            const float* dyt = dy + t * d;
+            const float* xj = x + j * d;
+            float* dxj = dxt + j * d;
+            const float ct = corr[t];
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) dxj[i] += pre * dyt[i] + ct * xj[i];
+        }
+    }
+    gemm(false, false, N, nd, rows, 1.0f, G.data(), rows, fn, nd, 1.0f, dX, nd);   // dX += G·fn
+    gemm(true, false, rows, nd, N, 1.0f, G.data(), rows, X, nd, 1.0f, dfn, nd);    // dfn += Gᵀ·X
+    reduce_rows(dbase, dz.data(), N, rows);
+    reduce_rows(dscale, dsc.data(), N, 3);
+}
+
+void hc_post_forward(float* X_out, const float* F, const float* X_in, const float* post, const float* comb, int64_t N,
+                     mhc_dims dims) {
+    const int n = dims.n;
+    const int64_t d = dims.d, nd = n * d;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        const float* f = F + t * d;
+        const float* xi = X_in + t * nd;
+        const float* cb = comb + t * n * n;
+        for (int k = 0; k < n; k++) {
+            float* xo = X_out + t * nd + k * d;
+            const float pk = post[t * n + k];
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) xo[i] = pk * f[i];
+            for (int j = 0; j < n; j++) {
+                const float c = cb[j * n + k];
+                const float* xj = xi + j * d;
+#pragma omp simd
+                for (int64_t i = 0; i < d; i++) xo[i] += c * xj[i];
+            }
+        }
+    }
+}
+
+void hc_post_backward(float* dF, float* dX_in, float* dpost, float* dcomb, const float* dX_out, const float* F,
+                      const float* X_in, const float* post, const float* comb, int64_t N, mhc_dims dims) {
+    const int n = dims.n;
+    const int64_t d = dims.d, nd = n * d;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        const float* f = F + t * d;
+        const float* xi = X_in + t * nd;
+        const float* go = dX_out + t * nd;
+        const float* cb = comb + t * n * n;
+        float* df = dF + t * d;
+        for (int k = 0; k < n; k++) {
+            const float* gk = go + k * d;
+            dpost[t * n + k] = dot(gk, f, d);
+            for (int j = 0; j < n; j++) dcomb[t * n * n + j * n + k] = dot(gk, xi + j * d, d);
+        }
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++) df[i] = post[t * n] * go[i];
+        for (int k = 1; k < n; k++) {
+            const float pk = post[t * n + k];
+            const float* gk = go + k * d;
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) df[i] += pk * gk[i];
+        }
+        for (int j = 0; j < n; j++) {
+            float* dxj = dX_in + t * nd + j * d;
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) dxj[i] = cb[j * n] * go[i];
+            for (int k = 1; k < n; k++) {
+                const float c = cb[j * n + k];
+                const float* gk = go + k * d;
+#pragma omp simd
+                for (int64_t i = 0; i < d; i++) dxj[i] += c * gk[i];
+            }
+        }
+    }
+}
+
+void hc_head_forward(float* y, float* mix, float* rho, const float* X, const float* fn, const float* base,
+                     const float* scale, int64_t N, mhc_dims dims) {
+    const int n = dims.n;
+    const int64_t d = dims.d, nd = n * d;
+    TREX_ASSERT(n <= max_streams);
+    project_streams(mix, rho, X, fn, N, n, nd, dims.norm_eps);
+    const float eps = (float)dims.hc_eps;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        float pre[max_streams];
+        for (int j = 0; j < n; j++) pre[j] = sigmoidf(mix[t * n + j] * scale[0] + base[j]) + eps;
+        collapse(y + t * d, X + t * nd, pre, n, d);
+    }
+}
+
+void hc_head_backward(float* dX, float* dfn, float* dbase, float* dscale, const float* dy, const float* X,
+                      const float* fn, const float* base, const float* scale, const float* mix, const float* rho,
+                      int64_t N, mhc_dims dims) {
+    const int n = dims.n;
+    const int64_t d = dims.d, nd = n * d;
+    const float eps = (float)dims.hc_eps;
+    std::vector<float> dz((size_t)N * n), dsc((size_t)N), G((size_t)N * n);
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        const float* m = mix + t * n;
+        const float* x = X + t * nd;
+        float s0 = 0.0f, dm_dot_m = 0.0f;
+        float pre[max_streams];
+        for (int j = 0; j < n; j++) {
+            const float sp = sigmoidf(m[j] * scale[0] + base[j]);
+            pre[j] = sp + eps;
+            const float dpre = dot(dy + t * d, x + j * d, d);
+            const float dzj = dpre * sp * (1.0f - sp);
+            dz[t * n + j] = dzj;
+            s0 += dzj * m[j];
+            const float dmix = dzj * scale[0];
+            dm_dot_m += dmix * m[j];
+            G[t * n + j] = rho[t] * dmix;
+        }
+        dsc[t] = s0;
+        const float corr = -dm_dot_m * rho[t] * rho[t] / (float)nd;
+        for (int j = 0; j < n; j++) {
+            const float* dyt = dy + t * d;
+            const float* xj = x + j * d;
+            float* dxj = dX + t * nd + j * d;
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) dxj[i] = pre[j] * dyt[i] + corr * xj[i];
+        }
+    }
+    gemm(false, false, N, nd, n, 1.0f, G.data(), n, fn, nd, 1.0f, dX, nd);
+    gemm(true, false, n, nd, N, 1.0f, G.data(), n, X, nd, 1.0f, dfn, nd);
+    reduce_rows(dbase, dz.data(), N, n);
+    reduce_rows(dscale, dsc.data(), N, 1);
+}
+
+}  // namespace trex::cpu

@@ -1,0 +1,125 @@
+// Fast CPU kernels (fp32; oneDNN GEMM, OpenMP over tokens, loops written for AVX-512 auto-vectorisation).
+// Same semantics, layouts and +=/= conventions as the reference kernels in kernels/ref/ops.hpp, which are their
+// oracle (tests/unit/kernels_cpu_*). Where a fast kernel keeps state between forward and backward (the MoE token
+// permutation, attention probabilities) the state is an explicit struct.
+//
+// Determinism: every reduction has a fixed order that does not depend on the thread count: token-parallel loops
+// write disjoint outputs, and sums over tokens into shared buffers (parameter gradients, shared keys) are done by
+// GEMMs or by loops parallel over the output, iterating tokens in ascending order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trex/kernels/types.hpp"
+
+namespace trex::cpu {
+
+// ---------------------------------------------------------------- embedding
+void embedding_forward(float* out, const int32_t* ids, const float* table, int64_t N, int64_t d);
+// dtable[v] += Σ_{n: ids[n]=v} dout[n], n ascending (parallel over rows of the table).
+void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t N, int64_t d, int64_t V);
+
+// ---------------------------------------------------------------- rmsnorm (w == nullptr: unweighted)
+void rmsnorm_forward(float* y, float* rstd, const float* x, const float* w, int64_t N, int64_t D, double eps);
+// dx assigned; dw += (parallel over columns, tokens ascending).
+void rmsnorm_backward(float* dx, float* dw, const float* dy, const float* x, const float* w, const float* rstd,
+                      int64_t N, int64_t D);
+
+// ---------------------------------------------------------------- rope (in place, last 2·half dims of each vector)
+void rope_forward(float* x, const int32_t* pos, rope_table_t<float> table, int64_t N, int64_t nvec, int64_t c,
+                  bool inverse);
+
+// ---------------------------------------------------------------- mHC
+void hc_pre_forward(float* y, float* post, float* comb, float* mix, float* rho, const float* X, const float* fn,
+                    const float* base, const float* scale, int64_t N, mhc_dims dims);
+// dX += ; dfn, dbase, dscale +=
+void hc_pre_backward(float* dX, float* dfn, float* dbase, float* dscale, const float* dy, const float* dpost,
+                     const float* dcomb, const float* X, const float* fn, const float* base, const float* scale,
+                     const float* mix, const float* rho, int64_t N, mhc_dims dims);
+void hc_post_forward(float* X_out, const float* F, const float* X_in, const float* post, const float* comb, int64_t N,
+                     mhc_dims dims);
+// all assigned
+void hc_post_backward(float* dF, float* dX_in, float* dpost, float* dcomb, const float* dX_out, const float* F,
+                      const float* X_in, const float* post, const float* comb, int64_t N, mhc_dims dims);
+void hc_head_forward(float* y, float* mix, float* rho, const float* X, const float* fn, const float* base,
+                     const float* scale, int64_t N, mhc_dims dims);
+// dX assigned; dfn, dbase, dscale +=
+void hc_head_backward(float* dX, float* dfn, float* dbase, float* dscale, const float* dy, const float* X,
+                      const float* fn, const float* base, const float* scale, const float* mix, const float* rho,
+                      int64_t N, mhc_dims dims);
+
+// ---------------------------------------------------------------- KV compressor pooling
+void compressor_forward(float* out, const float* kvp, const float* gp, const float* ape, const doc_span* docs,
+                        const int64_t* entry_offset, int64_t n_docs, int m, int64_t c, bool overlap);
+// dkvp, dgp assigned (tail rows 0); dape +=
+void compressor_backward(float* dkvp, float* dgp, float* dape, const float* dout, const float* kvp, const float* gp,
+                         const float* ape, const doc_span* docs, const int64_t* entry_offset, int64_t n_docs, int m,
+                         int64_t c, bool overlap);
+
+// ---------------------------------------------------------------- lightning indexer
+void indexer_scores_forward(float* scores, const float* qI, const float* KI, const float* w, const int32_t* doc_of,
+                            const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m,
+                            int64_t ld);
+// dqI, dw assigned; dKI +=
+void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI,
+                             const float* KI, const float* w, const int32_t* doc_of, const int32_t* pos,
+                             const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m, int64_t ld);
+void indexer_topk(int32_t* sel, int32_t* nsel, const float* scores, const int32_t* pos, int64_t N, int m, int k,
+                  int64_t ld, bool dense);
+double indexer_loss(float* dscores, const float* scores, const float* p_target, const int32_t* sel,
+                    const int32_t* nsel, int64_t N, int k, int64_t ld);
+
+// ---------------------------------------------------------------- sparse attention with sink
+void attention_forward(float* o, float* P, const float* q, const float* kv, const float* sink,
+                       const int64_t* key_offset, const int32_t* key_idx, int64_t N, int H, int64_t c, double scale);
+// dq, dkv assigned; dsink +=
+void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, const float* q, const float* kv,
+                        const float* sink, const float* o, const float* P, const int64_t* key_offset,
+                        const int32_t* key_idx, int64_t N, int64_t Nk, int H, int64_t c, double scale);
+
+// ---------------------------------------------------------------- grouped output projection
+void grouped_linear_forward(float* u, const float* x, const float* Wa, int64_t N, int g, int64_t in_g, int64_t dg);
+void grouped_linear_backward(float* dx, float* dWa, const float* du, const float* x, const float* Wa, int64_t N,
+                             int g, int64_t in_g, int64_t dg);
+
+// ---------------------------------------------------------------- MoE
+void router_forward(int32_t* sel, float* weight, float* s, const float* logits, const float* bias,
+                    const int32_t* hash_sel, int64_t N, int E, int K, double route_scale);
+void router_backward(float* dlogits, const float* dweight, const float* ds_extra, const float* logits,
+                     const float* s, const int32_t* sel, const float* weight, int64_t N, int E, int K,
+                     double route_scale);
+void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit);
+void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, int64_t I, double limit);
+
+// Token permutation of the routed experts, kept from forward to backward.
+struct moe_state {
+    std::vector<int64_t> expert_offset;  // [E+1]: rows of expert e are [expert_offset[e], expert_offset[e+1])
+    std::vector<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
+    std::vector<int32_t> slot_row;       // [N·K]: inverse
+    std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
+};
+// y assigned. Tokens are permuted by expert (stable: ascending slot), each expert runs two GEMMs, outputs are
+// summed back per token in slot order.
+void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t* sel, const float* weight,
+                         const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K,
+                         int64_t I, double limit);
+// dx, dweight assigned; dw13[e], dw2[e] +=
+void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
+                          const moe_state& st, const float* x, const float* weight, const float* const* w13,
+                          const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit);
+double balance_loss_forward(const float* s, const int32_t* sel, int64_t B, int64_t S, int E, int K, double alpha);
+void balance_loss_backward(float* ds, const float* s, const int32_t* sel, int64_t B, int64_t S, int E, int K,
+                           double alpha);
+
+// ---------------------------------------------------------------- cross-entropy
+// Fused: returns Σ_valid −log softmax(logits)[label], writes n_valid, and overwrites logits in place with
+// scale·(softmax − onehot) on valid rows and 0 on the others (the gradient of scale·Σ CE).
+double cross_entropy_fused(float* logits_to_grad, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V,
+                           double scale);
+// Separate forms with the reference semantics (for tests and for callers that keep the logits).
+double cross_entropy_forward(int64_t* n_valid, const float* logits, const int32_t* labels, int64_t N, int64_t V);
+void cross_entropy_backward(float* dlogits, const float* logits, const int32_t* labels, int64_t N, int64_t V,
+                            double scale);
+
+}  // namespace trex::cpu

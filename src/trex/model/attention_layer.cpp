@@ -1,0 +1,313 @@
+// The attention sub-layer (docs/model.md §3.4): projections, KV compressor, lightning indexer (CSA), sparse
+// attention with sink over window + compressed keys, inverse RoPE and the grouped output projection.
+#include <cmath>
+#include <cstring>
+
+#include "trex/base/error.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
+#include "trex/model/model.hpp"
+
+namespace trex {
+
+namespace {
+
+// tmp slots of this file (block.cpp uses 0..4)
+enum attn_tmp : int {
+    T_DU = 10, T_OROT, T_DO, T_DQ, T_DKV, T_QHAT, T_DQPRE, T_DQR, T_DQA, T_DA, T_DKVPRE, T_DCP, T_DCKV, T_DCG,
+    T_DIQ, T_DIK, T_DIW, T_DIP, T_DIKV, T_DIG, T_PTGT,
+};
+
+// Unweighted RMS backward from the normalised output: dx = rstd·(dy − ŷ·mean(dy·ŷ)). yhat, dy, dx [R, D].
+void rms_unweighted_backward_from_output(float* dx, const float* dy, const float* yhat, const float* rstd, int64_t R,
+                                         int64_t D) {
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < R; r++) {
+        const float* g = dy + r * D;
+        const float* y = yhat + r * D;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < D; j++) dot += g[j] * y[j];
+        const float m = dot / (float)D, s = rstd[r];
+        float* o = dx + r * D;
+#pragma omp simd
+        for (int64_t j = 0; j < D; j++) o[j] = s * (g[j] - y[j] * m);
+    }
+}
+
+}  // namespace
+
+// Key lists: for query t the window keys (same document, positions p−n_win < pos ≤ p, ascending), then the
+// compressed entries it attends to (HCA: all visible; CSA: the indexer's selection), as rows of kv_all.
+void dsv4_model::build_keys(block_acts& A, const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const int64_t N = N_, win = cfg.sliding_window;
+    const int m = ctx.ratio;
+    const compressed_layout* cl = m > 0 ? &geo_.comp.at(m) : nullptr;
+    A.key_offset.resize(N + 1);
+    A.n_window.resize(N);
+    A.key_offset[0] = 0;
+    for (int64_t t = 0; t < N; t++) {
+        const int64_t p = geo_.pos[t];
+        const int64_t nw = std::min<int64_t>(p + 1, win);
+        int64_t nc = 0;
+        if (m == 4) nc = A.nsel[t];
+        else if (m > 0) nc = (p + 1) / m;
+        A.n_window[t] = (int32_t)nw;
+        A.key_offset[t + 1] = A.key_offset[t] + nw + nc;
+    }
+    A.key_idx.resize(A.key_offset[N]);
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        int32_t* out = A.key_idx.data() + A.key_offset[t];
+        const int64_t nw = A.n_window[t];
+        for (int64_t j = 0; j < nw; j++) out[j] = (int32_t)(t - nw + 1 + j);
+        if (m == 0) continue;
+        const int64_t base = N + cl->entry_offset[geo_.doc_of[t]];
+        const int64_t nc = A.key_offset[t + 1] - A.key_offset[t] - nw;
+        for (int64_t j = 0; j < nc; j++)
+            out[nw + j] = (int32_t)(base + (m == 4 ? A.sel[t * A.kw + j] : j));
+    }
+}
+
+void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const int64_t N = N_, d = cfg.hidden_size, H = cfg.num_attention_heads, c = cfg.head_dim;
+    const int64_t dc = cfg.q_lora_rank, g = cfg.o_groups, dg = cfg.o_lora_rank;
+    const int m = ctx.ratio;
+    const double eps = cfg.rms_norm_eps;
+    const rope_table_t<float> rope = geo_.rope_for_ratio(m);
+    const int64_t Nc = m > 0 ? geo_.comp.at(m).n_entries : 0;
+
+    // a = attn_norm(y)
+    A.a1.resize(N * d);
+    A.a1_rstd.resize(N);
+    cpu::rmsnorm_forward(A.a1.data(), A.a1_rstd.data(), A.y1.data(), W.attn_norm, N, d, eps);
+    const float* a = A.a1.data();
+    // queries: qr = q_norm(wq_a a); q = rope(rms_heads(wq_b qr))
+    A.qa.resize(N * dc);
+    A.qa_rstd.resize(N);
+    A.qr.resize(N * dc);
+    cpu::linear_fwd(A.qa.data(), a, W.wq_a, N, d, dc);
+    cpu::rmsnorm_forward(A.qr.data(), A.qa_rstd.data(), A.qa.data(), W.q_norm, N, dc, eps);
+    A.q.resize(N * H * c);
+    A.q_rstd.resize(N * H);
+    cpu::linear_fwd(A.q.data(), A.qr.data(), W.wq_b, N, dc, H * c);
+    cpu::rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * H, c, eps);
+    cpu::rope_forward(A.q.data(), geo_.pos.data(), rope, N, H, c, false);
+    // window kv = rope(kv_norm(wkv a)) in rows [0, N) of kv_all
+    A.kv_pre.resize(N * c);
+    A.kv_rstd.resize(N);
+    A.kv_all.resize((N + Nc) * c);
+    cpu::linear_fwd(A.kv_pre.data(), a, W.wkv, N, d, c);
+    cpu::rmsnorm_forward(A.kv_all.data(), A.kv_rstd.data(), A.kv_pre.data(), W.kv_norm, N, c, eps);
+    cpu::rope_forward(A.kv_all.data(), geo_.pos.data(), rope, N, 1, c, false);
+    // compressed kv in rows [N, N + Nc)
+    if (m > 0) {
+        const compressed_layout& cl = geo_.comp.at(m);
+        const int64_t coff = m == 4 ? 2 : 1;
+        A.ckv.resize(N * coff * c);
+        A.cg.resize(N * coff * c);
+        cpu::linear_fwd(A.ckv.data(), a, W.c_wkv, N, d, coff * c);
+        cpu::linear_fwd(A.cg.data(), a, W.c_wgate, N, d, coff * c);
+        A.cpool.resize(std::max<int64_t>(Nc, 1) * c);
+        A.cpool_rstd.resize(std::max<int64_t>(Nc, 1));
+        cpu::compressor_forward(A.cpool.data(), A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
+                                cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
+        float* kvc = A.kv_all.data() + N * c;
+        cpu::rmsnorm_forward(kvc, A.cpool_rstd.data(), A.cpool.data(), W.c_norm, Nc, c, eps);
+        cpu::rope_forward(kvc, cl.entry_pos.data(), rope, Nc, 1, c, false);
+    }
+    if (m == 4) indexer_forward(A, W, ctx);
+    build_keys(A, ctx);
+
+    // attention
+    A.o.resize(N * H * c);
+    A.P.resize(A.key_offset[N] * H);
+    cpu::attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink, A.key_offset.data(),
+                           A.key_idx.data(), N, (int)H, c, 1.0 / std::sqrt((double)c));
+    // output: inverse rope, grouped projection, wo_b
+    float* orot = tmp(T_OROT, N * H * c);
+    std::memcpy(orot, A.o.data(), sizeof(float) * N * H * c);
+    cpu::rope_forward(orot, geo_.pos.data(), rope, N, H, c, true);
+    A.u.resize(N * g * dg);
+    cpu::grouped_linear_forward(A.u.data(), orot, W.wo_a, N, (int)g, H * c / g, dg);
+    cpu::linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d);
+
+    // indexer KL loss: target = main attention probabilities of the selected entries, summed over heads
+    A.idx = 0.0;
+    if (m == 4 && ctx.opts->lambda_idx != 0.0) {
+        const int64_t kw = A.kw;
+        float* p = tmp(T_PTGT, std::max<int64_t>(N * kw, 1));
+#pragma omp parallel for schedule(static)
+        for (int64_t t = 0; t < N; t++) {
+            const int64_t k0 = A.key_offset[t], nk = A.key_offset[t + 1] - k0, nw = A.n_window[t];
+            const int64_t ns = A.nsel[t];
+            double sum = 0.0;
+            for (int64_t j = 0; j < ns; j++) {
+                double acc = 0.0;
+                for (int64_t h = 0; h < H; h++) acc += A.P[k0 * H + h * nk + nw + j];
+                p[t * kw + j] = (float)acc;
+                sum += acc;
+            }
+            for (int64_t j = 0; j < ns; j++) p[t * kw + j] = sum > 0.0 ? (float)(p[t * kw + j] / sum) : 0.0f;
+        }
+        // iscores becomes dL_idx/dscores (already divided by the number of queries), scaled by λ_idx
+        std::vector<float> dscores(A.iscores.size());
+        A.idx = cpu::indexer_loss(dscores.data(), A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
+        const float lam = (float)ctx.opts->lambda_idx;
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < (int64_t)dscores.size(); i++) A.iscores[i] = lam * dscores[i];
+    }
+}
+
+void dsv4_model::indexer_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const int64_t N = N_, d = cfg.hidden_size, dc = cfg.q_lora_rank;
+    const int64_t HI = cfg.index_n_heads, cI = cfg.index_head_dim;
+    const double eps = cfg.rms_norm_eps;
+    const compressed_layout& cl = geo_.comp.at(4);
+    const int64_t Nc = cl.n_entries;
+    const rope_table_t<float> rope = geo_.rope_for_ratio(4);
+    const float* a = A.a1.data();  // detached: the indexer loss never reaches the main graph
+
+    A.iq.resize(N * HI * cI);
+    cpu::linear_fwd(A.iq.data(), A.qr.data(), W.i_wq_b, N, dc, HI * cI);
+    cpu::rope_forward(A.iq.data(), geo_.pos.data(), rope, N, HI, cI, false);
+    A.ikv.resize(N * 2 * cI);
+    A.ig.resize(N * 2 * cI);
+    cpu::linear_fwd(A.ikv.data(), a, W.i_wkv, N, d, 2 * cI);
+    cpu::linear_fwd(A.ig.data(), a, W.i_wgate, N, d, 2 * cI);
+    A.ipool.resize(std::max<int64_t>(Nc, 1) * cI);
+    A.ipool_rstd.resize(std::max<int64_t>(Nc, 1));
+    A.ik.resize(std::max<int64_t>(Nc, 1) * cI);
+    cpu::compressor_forward(A.ipool.data(), A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
+                            cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
+    cpu::rmsnorm_forward(A.ik.data(), A.ipool_rstd.data(), A.ipool.data(), W.i_norm, Nc, cI, eps);
+    cpu::rope_forward(A.ik.data(), cl.entry_pos.data(), rope, Nc, 1, cI, false);
+    A.iw.resize(N * HI);
+    cpu::linear_fwd(A.iw.data(), a, W.i_wp, N, d, HI);
+    const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
+    for (auto& v : A.iw) v *= wscale;
+
+    A.ld = std::max<int64_t>(cl.max_entries, 1);
+    A.kw = ctx.opts->dense_csa ? A.ld : std::max<int64_t>(std::min<int64_t>(cfg.index_topk, cl.max_entries), 1);
+    A.iscores.assign(N * A.ld, 0.0f);
+    cpu::indexer_scores_forward(A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(), geo_.doc_of.data(),
+                                geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
+    A.sel.resize(N * A.kw);
+    A.nsel.resize(N);
+    cpu::indexer_topk(A.sel.data(), A.nsel.data(), A.iscores.data(), geo_.pos.data(), N, 4, (int)A.kw, A.ld,
+                      ctx.opts->dense_csa);
+}
+
+// dy [N,d] assigned from dF [N,d]
+void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, const block_weights& W,
+                                    const block_weights& G, const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const int64_t N = N_, d = cfg.hidden_size, H = cfg.num_attention_heads, c = cfg.head_dim;
+    const int64_t dc = cfg.q_lora_rank, g = cfg.o_groups, dg = cfg.o_lora_rank;
+    const int m = ctx.ratio;
+    const rope_table_t<float> rope = geo_.rope_for_ratio(m);
+    const int64_t Nc = m > 0 ? geo_.comp.at(m).n_entries : 0;
+    const float* a = A.a1.data();
+
+    // F = wo_b u ; u = grouped(wo_a, rope⁻¹(o))
+    float* du = tmp(T_DU, N * g * dg);
+    cpu::linear_bwd_data(du, dF, W.wo_b, N, g * dg, d);
+    cpu::linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
+    float* orot = tmp(T_OROT, N * H * c);
+    std::memcpy(orot, A.o.data(), sizeof(float) * N * H * c);
+    cpu::rope_forward(orot, geo_.pos.data(), rope, N, H, c, true);
+    float* dO = tmp(T_DO, N * H * c);
+    cpu::grouped_linear_backward(dO, G.wo_a, du, orot, W.wo_a, N, (int)g, H * c / g, dg);
+    cpu::rope_forward(dO, geo_.pos.data(), rope, N, H, c, false);  // backward of the inverse rotation
+
+    // attention core
+    float* dq = tmp(T_DQ, N * H * c);
+    float* dkv = tmp(T_DKV, (N + Nc) * c);
+    cpu::attention_backward(dq, dkv, G.sink, dO, A.q.data(), A.kv_all.data(), W.sink, A.o.data(), A.P.data(),
+                            A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)H, c, 1.0 / std::sqrt((double)c));
+
+    // query path: rope⁻¹, per-head RMS, wq_b, q_norm, wq_a
+    cpu::rope_forward(dq, geo_.pos.data(), rope, N, H, c, true);
+    float* qhat = tmp(T_QHAT, N * H * c);
+    std::memcpy(qhat, A.q.data(), sizeof(float) * N * H * c);
+    cpu::rope_forward(qhat, geo_.pos.data(), rope, N, H, c, true);
+    float* dqpre = tmp(T_DQPRE, N * H * c);
+    rms_unweighted_backward_from_output(dqpre, dq, qhat, A.q_rstd.data(), N * H, c);
+    float* dqr = tmp(T_DQR, N * dc);
+    cpu::linear_bwd_data(dqr, dqpre, W.wq_b, N, dc, H * c);
+    cpu::linear_bwd_weight(G.wq_b, dqpre, A.qr.data(), N, dc, H * c);
+    float* dqa = tmp(T_DQA, N * dc);
+    cpu::rmsnorm_backward(dqa, G.q_norm, dqr, A.qa.data(), W.q_norm, A.qa_rstd.data(), N, dc);
+    float* da = tmp(T_DA, N * d);
+    cpu::linear_bwd_data(da, dqa, W.wq_a, N, d, dc);
+    cpu::linear_bwd_weight(G.wq_a, dqa, a, N, d, dc);
+
+    // window kv path
+    cpu::rope_forward(dkv, geo_.pos.data(), rope, N, 1, c, true);
+    float* dkvpre = tmp(T_DKVPRE, N * c);
+    cpu::rmsnorm_backward(dkvpre, G.kv_norm, dkv, A.kv_pre.data(), W.kv_norm, A.kv_rstd.data(), N, c);
+    cpu::linear_bwd_data(da, dkvpre, W.wkv, N, d, c, true);
+    cpu::linear_bwd_weight(G.wkv, dkvpre, a, N, d, c);
+
+    // compressed kv path
+    if (m > 0) {
+        const compressed_layout& cl = geo_.comp.at(m);
+        const int64_t coff = m == 4 ? 2 : 1;
+        float* dkvc = dkv + N * c;
+        cpu::rope_forward(dkvc, cl.entry_pos.data(), rope, Nc, 1, c, true);
+        float* dcp = tmp(T_DCP, std::max<int64_t>(Nc, 1) * c);
+        cpu::rmsnorm_backward(dcp, G.c_norm, dkvc, A.cpool.data(), W.c_norm, A.cpool_rstd.data(), Nc, c);
+        float* dckv = tmp(T_DCKV, N * coff * c);
+        float* dcg = tmp(T_DCG, N * coff * c);
+        cpu::compressor_backward(dckv, dcg, G.c_ape, dcp, A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
+                                 cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
+        cpu::linear_bwd_data(da, dckv, W.c_wkv, N, d, coff * c, true);
+        cpu::linear_bwd_data(da, dcg, W.c_wgate, N, d, coff * c, true);
+        cpu::linear_bwd_weight(G.c_wkv, dckv, a, N, d, coff * c);
+        cpu::linear_bwd_weight(G.c_wgate, dcg, a, N, d, coff * c);
+    }
+    if (m == 4 && ctx.opts->lambda_idx != 0.0) indexer_backward(A, W, G, ctx);
+
+    // attn_norm
+    cpu::rmsnorm_backward(dy, G.attn_norm, da, A.y1.data(), W.attn_norm, A.a1_rstd.data(), N, d);
+}
+
+// Gradients of λ_idx·L_idx w.r.t. the indexer's own weights (its inputs are detached).
+void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const block_weights& G,
+                                  const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const int64_t N = N_, d = cfg.hidden_size, dc = cfg.q_lora_rank;
+    const int64_t HI = cfg.index_n_heads, cI = cfg.index_head_dim;
+    const compressed_layout& cl = geo_.comp.at(4);
+    const int64_t Nc = cl.n_entries;
+    const rope_table_t<float> rope = geo_.rope_for_ratio(4);
+    const float* a = A.a1.data();
+
+    float* diq = tmp(T_DIQ, N * HI * cI);
+    float* dik = tmp(T_DIK, std::max<int64_t>(Nc, 1) * cI);
+    float* diw = tmp(T_DIW, N * HI);
+    std::memset(dik, 0, sizeof(float) * std::max<int64_t>(Nc, 1) * cI);
+    cpu::indexer_scores_backward(diq, dik, diw, A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(),
+                                 geo_.doc_of.data(), geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
+    // head weights: iw = wscale·(weights_proj a)
+    const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
+    for (int64_t i = 0; i < N * HI; i++) diw[i] *= wscale;
+    cpu::linear_bwd_weight(G.i_wp, diw, a, N, d, HI);
+    // queries
+    cpu::rope_forward(diq, geo_.pos.data(), rope, N, HI, cI, true);
+    cpu::linear_bwd_weight(G.i_wq_b, diq, A.qr.data(), N, dc, HI * cI);
+    // keys: rope⁻¹, norm, pooling, projections
+    cpu::rope_forward(dik, cl.entry_pos.data(), rope, Nc, 1, cI, true);
+    float* dip = tmp(T_DIP, std::max<int64_t>(Nc, 1) * cI);
+    cpu::rmsnorm_backward(dip, G.i_norm, dik, A.ipool.data(), W.i_norm, A.ipool_rstd.data(), Nc, cI);
+    float* dikv = tmp(T_DIKV, N * 2 * cI);
+    float* dig = tmp(T_DIG, N * 2 * cI);
+    cpu::compressor_backward(dikv, dig, G.i_ape, dip, A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
+                             cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
+    cpu::linear_bwd_weight(G.i_wkv, dikv, a, N, d, 2 * cI);
+    cpu::linear_bwd_weight(G.i_wgate, dig, a, N, d, 2 * cI);
+}
+
+}  // namespace trex

@@ -1,0 +1,75 @@
+// One DeepSeek-V4 block (docs/model.md §3): mHC around attention, mHC around the MoE.
+#include "trex/model/model.hpp"
+
+namespace trex {
+
+namespace {
+
+mhc_dims dims_of(const model_config& cfg) {
+    mhc_dims d;
+    d.n = cfg.hc_mult;
+    d.d = cfg.hidden_size;
+    d.iters = cfg.hc_sinkhorn_iters;
+    d.hc_eps = cfg.hc_eps;
+    d.norm_eps = cfg.rms_norm_eps;
+    return d;
+}
+
+}  // namespace
+
+// h_in, h_out [N,n,d]
+void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, const block_weights& W,
+                               const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const mhc_dims md = dims_of(cfg);
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, rows = md.rows();
+    A.y1.resize(N * d);
+    A.post1.resize(N * n);
+    A.comb1.resize(N * n * n);
+    A.mix1.resize(N * rows);
+    A.rho1.resize(N);
+    A.h_mid.resize(N * n * d);
+    A.F1.resize(N * d);
+    cpu::hc_pre_forward(A.y1.data(), A.post1.data(), A.comb1.data(), A.mix1.data(), A.rho1.data(), h_in, W.hc_attn_fn,
+                        W.hc_attn_base, W.hc_attn_scale, N, md);
+    attention_forward(A, W, ctx);
+    cpu::hc_post_forward(A.h_mid.data(), A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
+
+    A.y2.resize(N * d);
+    A.post2.resize(N * n);
+    A.comb2.resize(N * n * n);
+    A.mix2.resize(N * rows);
+    A.rho2.resize(N);
+    A.F2.resize(N * d);
+    cpu::hc_pre_forward(A.y2.data(), A.post2.data(), A.comb2.data(), A.mix2.data(), A.rho2.data(), A.h_mid.data(),
+                        W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, N, md);
+    moe_forward(A, W, ctx);
+    cpu::hc_post_forward(h_out, A.F2.data(), A.h_mid.data(), A.post2.data(), A.comb2.data(), N, md);
+}
+
+// dh_in assigned from dh_out; parameter gradients into G.
+void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out, const float* h_in,
+                                const block_weights& W, const block_weights& G, const layer_ctx& ctx) {
+    const model_config& cfg = config();
+    const mhc_dims md = dims_of(cfg);
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult;
+    float* dF = tmp(0, N * d);
+    float* dy = tmp(1, N * d);
+    float* dpost = tmp(2, N * n);
+    float* dcomb = tmp(3, N * n * n);
+    float* dh_mid = tmp(4, N * n * d);
+
+    // ffn unit
+    cpu::hc_post_backward(dF, dh_mid, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(),
+                          A.comb2.data(), N, md);
+    moe_backward(A, dy, dF, W, G, ctx);
+    cpu::hc_pre_backward(dh_mid, G.hc_ffn_fn, G.hc_ffn_base, G.hc_ffn_scale, dy, dpost, dcomb, A.h_mid.data(),
+                         W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, A.mix2.data(), A.rho2.data(), N, md);
+    // attention unit
+    cpu::hc_post_backward(dF, dh_in, dpost, dcomb, dh_mid, A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
+    attention_backward(A, dy, dF, W, G, ctx);
+    cpu::hc_pre_backward(dh_in, G.hc_attn_fn, G.hc_attn_base, G.hc_attn_scale, dy, dpost, dcomb, h_in, W.hc_attn_fn,
+                         W.hc_attn_base, W.hc_attn_scale, A.mix1.data(), A.rho1.data(), N, md);
+}
+
+}  // namespace trex

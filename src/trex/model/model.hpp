@@ -1,0 +1,163 @@
+// The DeepSeek-V4 model on CPU: forward, losses and backward of one step (docs/model.md), on the fast kernels.
+//
+// Layout legend: N = B·S token slots, d hidden, n = hc_mult streams, H heads, c head_dim, dc q_lora_rank,
+// g o_groups, dg o_lora_rank, HI/cI indexer heads/dim, Nc compressed entries, E experts, K experts per token,
+// I expert intermediate size, V vocab.
+//
+// Gradient convention: parameter gradients accumulate into param_store::grads (call zero_grads() to start a new
+// accumulation); activation gradients are assigned.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trex/kernels/cpu/ops.hpp"
+#include "trex/model/geometry.hpp"
+#include "trex/model/params.hpp"
+
+namespace trex {
+
+// One step's inputs (docs/model.md §1), all [B,S] row-major.
+struct batch_view {
+    int64_t B = 0, S = 0;
+    const int32_t* input_ids = nullptr;
+    const int32_t* labels = nullptr;         // -1 = no loss
+    const int32_t* mtp_input_ids = nullptr;  // required when the model has MTP
+    const int32_t* mtp_labels = nullptr;     // -1 = no loss; nullptr = no MTP loss
+    const int32_t* doc_start = nullptr;      // nullptr = one document per row
+};
+
+struct step_options {
+    double lambda_mtp = 0.3;   // weight of the MTP loss
+    double alpha_bal = 1e-4;   // sequence-wise balance loss weight α
+    double lambda_idx = 1.0;   // weight of the lightning-indexer KL loss
+    bool dense_csa = false;    // indexer warm-up phase: CSA attends to every visible compressed entry
+    bool recompute = false;    // keep only block inputs; recompute each block's activations in backward
+    bool keep_logits = false;  // copy the logits out (tests); otherwise the buffer is reused for gradients
+    bool backward = true;      // false: forward and losses only
+};
+
+struct step_result {
+    double loss = 0;       // total: lm + λ_mtp·mtp + bal + λ_idx·idx
+    double lm = 0, mtp = 0, bal = 0, idx = 0;
+    int64_t n_lm = 0, n_mtp = 0;
+    // tokens routed to each expert, per MoE layer (blocks 0..L-1, then MTP): [layer][E]
+    std::vector<std::vector<int64_t>> expert_load;
+};
+
+// Saved activations of one block (attention + MoE sub-layers and their mHC units).
+struct block_acts {
+    // mHC (attn unit, ffn unit)
+    std::vector<float> y1, post1, comb1, mix1, rho1;  // [N,d] [N,n] [N,n,n] [N,rows] [N]
+    std::vector<float> h_mid;                         // [N,n,d] state between the two sub-layers
+    std::vector<float> y2, post2, comb2, mix2, rho2;
+    std::vector<float> F1, F2;                        // [N,d] sub-layer outputs
+    // attention
+    std::vector<float> a1, a1_rstd;                   // [N,d] attn_norm(y1), [N]
+    std::vector<float> qa, qa_rstd, qr;               // [N,dc], [N], [N,dc]
+    std::vector<float> q, q_rstd;                     // [N,H,c] normalised + roped, [N·H]
+    std::vector<float> kv_pre, kv_rstd;               // [N,c], [N]
+    std::vector<float> kv_all;                        // [N + Nc, c] window kv then compressed kv (normed, roped)
+    std::vector<float> ckv, cg;                       // [N, coff·c] compressor projections
+    std::vector<float> cpool, cpool_rstd;             // [Nc, c] pooled (pre-norm), [Nc]
+    std::vector<float> iq;                            // [N, HI, cI] indexer queries (roped)
+    std::vector<float> ikv, ig;                       // [N, 2cI]
+    std::vector<float> ipool, ipool_rstd, ik;         // [Nc, cI], [Nc], [Nc, cI] (normed, roped)
+    std::vector<float> iw;                            // [N, HI] scaled head weights
+    std::vector<float> iscores;                       // [N, ld] scores; after the loss: dL_idx/dscores
+    std::vector<int32_t> sel, nsel;                   // [N, kw], [N]
+    int64_t ld = 0, kw = 0;
+    std::vector<int64_t> key_offset;                  // [N+1]
+    std::vector<int32_t> key_idx;                     // [Σ nk]
+    std::vector<int32_t> n_window;                    // [N] window keys at the head of each list
+    std::vector<float> P;                             // [Σ nk · H]
+    std::vector<float> o;                             // [N,H,c] attention output before the inverse RoPE
+    std::vector<float> u;                             // [N, g·dg]
+    // MoE
+    std::vector<float> a2, a2_rstd;                   // [N,d], [N]
+    std::vector<float> logits, s, weight;             // [N,E], [N,E], [N,K]
+    std::vector<int32_t> sel_e;                       // [N,K]
+    cpu::moe_state moe;
+    std::vector<float> sh13;                          // [N, 2·Is] shared expert pre-activations
+    // losses of this block
+    double bal = 0, idx = 0;
+    std::vector<int64_t> load;                        // [E]
+};
+
+// Pointers of one block's tensors into the weights (or, for the gradient view, the grads) arena.
+struct block_weights {
+    int layer = 0, ratio = 0;
+    bool hash = false;
+    float *attn_norm = nullptr, *ffn_norm = nullptr;
+    float *hc_attn_fn = nullptr, *hc_attn_base = nullptr, *hc_attn_scale = nullptr;
+    float *hc_ffn_fn = nullptr, *hc_ffn_base = nullptr, *hc_ffn_scale = nullptr;
+    float *sink = nullptr, *wq_a = nullptr, *q_norm = nullptr, *wq_b = nullptr, *wkv = nullptr, *kv_norm = nullptr;
+    float *wo_a = nullptr, *wo_b = nullptr;
+    float *c_wkv = nullptr, *c_wgate = nullptr, *c_ape = nullptr, *c_norm = nullptr;  // compressor (ratio > 0)
+    float *i_wq_b = nullptr, *i_wp = nullptr;                                         // indexer (ratio 4)
+    float *i_wkv = nullptr, *i_wgate = nullptr, *i_ape = nullptr, *i_norm = nullptr;
+    float *gate = nullptr, *gate_bias = nullptr;
+    const int32_t* tid2eid = nullptr;
+    float *sh_w13 = nullptr, *sh_w2 = nullptr;  // shared expert: w1 and w3 adjacent ([2·Is, d]), w2 [d, Is]
+    std::vector<float*> w13, w2;                // routed experts: [2I, d] and [d, I] each
+};
+
+class dsv4_model {
+   public:
+    explicit dsv4_model(const model_config& cfg);
+
+    param_store& params() { return params_; }
+    const model_config& config() const { return params_.cfg; }
+
+    // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
+    step_result step(const batch_view& batch, const step_options& opts);
+
+    // After step(..., keep_logits): [N,V] logits of the LM head and the MTP head.
+    const std::vector<float>& logits() const { return logits_out_; }
+    const std::vector<float>& mtp_logits() const { return mtp_logits_out_; }
+    // After step(): 4-stream state after block l (l = L: the MTP block), [N,n,d].
+    const float* block_output(int l) const;
+    // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
+    const std::vector<int32_t>& csa_selection(int layer, int64_t* kw) const;
+
+   private:
+    // What a block needs to know about the step besides its weights.
+    struct layer_ctx {
+        const batch_view* batch = nullptr;
+        const step_options* opts = nullptr;
+        int layer = 0;
+        int ratio = 0;
+        bool count_losses = true;  // false when recomputing activations in backward
+    };
+
+    void block_forward(block_acts& A, float* h_out, const float* h_in, const block_weights& W, const layer_ctx& ctx);
+    void block_backward(block_acts& A, float* dh_in, const float* dh_out, const float* h_in, const block_weights& W,
+                        const block_weights& G, const layer_ctx& ctx);
+    void attention_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx);
+    void attention_backward(block_acts& A, float* dy, const float* dF, const block_weights& W, const block_weights& G,
+                            const layer_ctx& ctx);
+    void indexer_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx);
+    void indexer_backward(block_acts& A, const block_weights& W, const block_weights& G, const layer_ctx& ctx);
+    void moe_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx);
+    void moe_backward(block_acts& A, float* dy, const float* dF, const block_weights& W, const block_weights& G,
+                      const layer_ctx& ctx);
+    void build_keys(block_acts& A, const layer_ctx& ctx);
+
+    block_weights bind_block(int layer, bool grads);
+
+    param_store params_;
+    std::vector<block_weights> wblocks_, gblocks_;  // views into weights / grads for blocks 0..L (L = MTP)
+    std::vector<block_acts> acts_;                  // per block (one shared entry under recompute)
+    std::vector<float> hs_;                         // [(L+2)·N·n·d] block boundary states (+ MTP output)
+    std::vector<float> logits_out_, mtp_logits_out_;
+    std::vector<int32_t> hash_sel_;                 // [N,K] tid2eid rows of the step's tokens
+    // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
+    std::vector<std::vector<float>> tmp_;
+    float* tmp(int slot, size_t n);
+    batch_geometry geo_;
+    int64_t N_ = 0;
+};
+
+}  // namespace trex

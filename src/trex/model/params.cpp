@@ -1,0 +1,105 @@
+#include "trex/model/params.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "trex/base/error.hpp"
+#include "trex/base/rng.hpp"
+
+namespace trex {
+
+void float_buffer::allocate(int64_t n) {
+    size = n;
+    const size_t bytes = ((size_t)std::max<int64_t>(n, 1) * sizeof(float) + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, bytes);
+    if (!p) throw std::bad_alloc();
+    std::memset(p, 0, bytes);
+    ptr = std::unique_ptr<float, void (*)(void*)>((float*)p, std::free);
+}
+
+param_store::param_store(const model_config& c, bool include_mtp) : cfg(c), specs(build_inventory(c, include_mtp)) {
+    int64_t fo = 0, io = 0;
+    offset.resize(specs.size());
+    for (size_t i = 0; i < specs.size(); i++) {
+        by_name_[specs[i].name] = (int)i;
+        if (specs[i].role == tensor_role::hash_table) {
+            offset[i] = io;
+            io += specs[i].numel();
+        } else {
+            offset[i] = fo;
+            fo += (specs[i].numel() + 15) / 16 * 16;  // 64-byte aligned views
+        }
+    }
+    n_floats = fo;
+    weights.allocate(fo);
+    grads.allocate(fo);
+    tables.assign(io, 0);
+}
+
+int param_store::index(const std::string& name) const {
+    auto it = by_name_.find(name);
+    TREX_CHECK(it != by_name_.end(), "tensor '{}' is not part of this model", name);
+    return it->second;
+}
+
+void param_store::zero_grads() { std::memset(grads.data(), 0, sizeof(float) * n_floats); }
+
+int64_t param_store::trainable_count() const {
+    int64_t n = 0;
+    for (const auto& s : specs)
+        if (s.role == tensor_role::weight) n += s.numel();
+    return n;
+}
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+void param_store::init(uint64_t seed, double std) {
+    for (size_t i = 0; i < specs.size(); i++) {
+        const tensor_spec& s = specs[i];
+        const int64_t n = s.numel();
+        const uint64_t stream = hash_name(s.name);
+        if (s.role == tensor_role::hash_table) {
+            // K distinct experts per token: partial Fisher-Yates over the E experts, seeded per token.
+            const int E = cfg.n_routed_experts, K = (int)s.shape[1];
+            int32_t* t = tables.data() + offset[i];
+            std::vector<int32_t> perm(E);
+            for (int64_t v = 0; v < s.shape[0]; v++) {
+                for (int e = 0; e < E; e++) perm[e] = e;
+                for (int k = 0; k < K; k++) {
+                    const int j = k + (int)(uniform01(seed, stream, (uint64_t)v * K + k) * (E - k));
+                    std::swap(perm[k], perm[std::min(j, E - 1)]);
+                    t[v * K + k] = perm[k];
+                }
+            }
+            continue;
+        }
+        float* p = weights.data() + offset[i];
+        float fill = 0.0f;
+        bool random = false;
+        if (s.role == tensor_role::bias_buffer || ends_with(s.name, "attn_sink") || ends_with(s.name, ".ape") ||
+            ends_with(s.name, "_base")) {
+            fill = 0.0f;
+        } else if (ends_with(s.name, "_scale")) {
+            fill = 0.01f;
+        } else if (s.shape.size() == 1) {  // RMSNorm weights
+            fill = 1.0f;
+        } else {
+            random = true;
+        }
+        if (random) {
+#pragma omp parallel for schedule(static)
+            for (int64_t k = 0; k < n; k++) p[k] = (float)(std * normal01(seed, stream, (uint64_t)k));
+        } else {
+            for (int64_t k = 0; k < n; k++) p[k] = fill;
+        }
+    }
+}
+
+}  // namespace trex

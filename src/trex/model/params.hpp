@@ -1,0 +1,53 @@
+// Parameters, gradients and integer tables of a model in flat arenas. Every tensor is a view at an offset, named by
+// its official checkpoint name (spec §4.4.1), so sharding, checkpointing and import/export are offset arithmetic.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "trex/model/config.hpp"
+#include "trex/model/inventory.hpp"
+
+namespace trex {
+
+// 64-byte aligned float array.
+struct float_buffer {
+    std::unique_ptr<float, void (*)(void*)> ptr{nullptr, nullptr};
+    int64_t size = 0;
+    void allocate(int64_t n);  // zero-filled
+    float* data() { return ptr.get(); }
+    const float* data() const { return ptr.get(); }
+};
+
+struct param_store {
+    model_config cfg;
+    std::vector<tensor_spec> specs;
+    std::vector<int64_t> offset;  // float offset of specs[i] in weights/grads; int offset in tables for hash tables
+    float_buffer weights;         // trainable weights and fp32 buffers (gate.bias)
+    float_buffer grads;           // same layout as weights (buffers keep zero gradient)
+    std::vector<int32_t> tables;  // tid2eid tables
+    int64_t n_floats = 0;
+
+    explicit param_store(const model_config& c, bool include_mtp = true);
+
+    int index(const std::string& name) const;  // throws trex::error naming the tensor when absent
+    bool has(const std::string& name) const { return by_name_.count(name) > 0; }
+    float* w(const std::string& name) { return weights.data() + offset[index(name)]; }
+    float* g(const std::string& name) { return grads.data() + offset[index(name)]; }
+    int32_t* table(const std::string& name) { return tables.data() + offset[index(name)]; }
+    float* w(int i) { return weights.data() + offset[i]; }
+    float* g(int i) { return grads.data() + offset[i]; }
+
+    void zero_grads();
+    // Fresh initialisation (docs/model.md §5): every value depends only on (seed, tensor name, element index).
+    void init(uint64_t seed, double std = 0.006);
+    int64_t trainable_count() const;  // number of trainable scalars
+
+   private:
+    std::unordered_map<std::string, int> by_name_;
+};
+
+}  // namespace trex

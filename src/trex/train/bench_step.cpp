@@ -1,0 +1,241 @@
+#include "trex/train/bench_step.hpp"
+
+#include <omp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "trex/base/error.hpp"
+#include "trex/base/timer.hpp"
+#include "trex/io/safetensors.hpp"
+#include "trex/model/counts.hpp"
+#include "trex/model/model.hpp"
+#include "trex/train/peak.hpp"
+
+namespace trex {
+
+namespace {
+
+// Deterministic synthetic batch: one document per row, random tokens, next-token labels.
+struct synthetic_batch {
+    int64_t B = 0, S = 0;
+    std::vector<int32_t> ids, labels, mtp_ids, mtp_labels, doc_start;
+    batch_view view() const {
+        batch_view v;
+        v.B = B;
+        v.S = S;
+        v.input_ids = ids.data();
+        v.labels = labels.data();
+        v.mtp_input_ids = mtp_ids.data();
+        v.mtp_labels = mtp_labels.data();
+        v.doc_start = doc_start.data();
+        return v;
+    }
+};
+
+synthetic_batch make_synthetic_batch(int64_t B, int64_t S, int V, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    synthetic_batch b;
+    b.B = B;
+    b.S = S;
+    const int64_t N = B * S;
+    b.ids.resize(N);
+    b.labels.resize(N);
+    b.mtp_ids.resize(N);
+    b.mtp_labels.resize(N);
+    b.doc_start.assign(N, 0);
+    for (int64_t r = 0; r < B; r++) {
+        std::vector<int32_t> tok(S + 2);
+        for (auto& t : tok) t = (int32_t)(rng() % (uint64_t)V);
+        for (int64_t s = 0; s < S; s++) {
+            b.ids[r * S + s] = tok[s];
+            b.labels[r * S + s] = tok[s + 1];
+            b.mtp_ids[r * S + s] = tok[s + 1];
+            b.mtp_labels[r * S + s] = tok[s + 2];
+        }
+        b.doc_start[r * S] = 1;
+    }
+    return b;
+}
+
+// The model (w.*) and batch (in.*) in the fixture layout of docs/model.md §6, for the PyTorch peer.
+void write_peer_input(const std::string& path, dsv4_model& model, const synthetic_batch& b,
+                      const bench_step_options& opt, const step_options& so) {
+    safetensors_writer w;
+    auto& P = model.params();
+    for (size_t i = 0; i < P.specs.size(); i++) {
+        const auto& s = P.specs[i];
+        if (s.role == tensor_role::hash_table)
+            w.add_i32("w." + s.name, s.shape, P.tables.data() + P.offset[i]);
+        else
+            w.add_f32("w." + s.name, s.shape, P.w((int)i));
+    }
+    const std::vector<int64_t> shape{b.B, b.S};
+    w.add_i32("in.input_ids", shape, b.ids.data());
+    w.add_i32("in.labels", shape, b.labels.data());
+    w.add_i32("in.mtp_input_ids", shape, b.mtp_ids.data());
+    w.add_i32("in.mtp_labels", shape, b.mtp_labels.data());
+    w.add_i32("in.doc_start", shape, b.doc_start.data());
+    w.set_metadata("config", config_to_json(model.config()).dump());
+    w.set_metadata("mode", opt.dense_csa ? "dense" : "topk");
+    w.set_metadata("lambda_mtp", fmt::format("{}", so.lambda_mtp));
+    w.set_metadata("alpha_bal", fmt::format("{}", so.alpha_bal));
+    w.set_metadata("lambda_idx", fmt::format("{}", so.lambda_idx));
+    w.write(path);
+}
+
+std::string run_capture(const std::string& cmd, int* status) {
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    TREX_CHECK(p != nullptr, "cannot run the peer command: {}", cmd);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    *status = pclose(p);
+    return out;
+}
+
+}  // namespace
+
+bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
+                                 const bench_step_options& opt) {
+    TREX_CHECK(opt.batch > 0 && opt.seq > 0, "bench step: --batch and --seq must be positive");
+    TREX_CHECK(opt.steps > 0 && opt.warmup >= 0, "bench step: --steps must be positive and --warmup non-negative");
+    bench_step_result r;
+    r.config_name = config_name;
+    r.batch = opt.batch;
+    r.seq = opt.seq;
+    r.tokens_per_step = opt.batch * opt.seq;
+    r.threads = omp_get_max_threads();
+
+    dsv4_model model(cfg);
+    model.params().init(opt.seed);
+    const synthetic_batch batch = make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1);
+    step_options so;
+    so.dense_csa = opt.dense_csa;
+    so.recompute = opt.recompute;
+
+    std::vector<double> times;
+    for (int i = 0; i < opt.warmup + opt.steps; i++) {
+        const double t0 = now_seconds();
+        model.params().zero_grads();
+        step_result sr = model.step(batch.view(), so);
+        const double dt = now_seconds() - t0;
+        if (i >= opt.warmup) times.push_back(dt);
+        r.loss = sr.loss;
+    }
+    std::sort(times.begin(), times.end());
+    r.step_seconds = times[times.size() / 2];
+    r.step_seconds_min = times.front();
+    r.tokens_per_s = (double)r.tokens_per_step / r.step_seconds;
+
+    flops_options fo;
+    fo.seq_len = opt.seq;
+    fo.dense_csa = opt.dense_csa;
+    fo.include_mtp = cfg.has_mtp();
+    const flops_breakdown fb = training_flops_per_token(cfg, fo);
+    r.flops_per_token = fb.total;
+    r.flops_formula = fb.formula;
+    r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
+    const peak_measurement fma = measure_fma_peak();
+    r.peak_gflops = fma.gflops;
+    r.peak_isa = fma.isa;
+    r.sgemm_gflops = measure_sgemm_peak().gflops;
+    r.mfu = r.peak_gflops > 0 ? r.gflops / r.peak_gflops : 0.0;
+
+    if (opt.peer) {
+        const std::string src = TREX_SOURCE_DIR;
+        const std::string python = opt.python.empty() ? src + "/.venv/bin/python" : opt.python;
+        const std::string script = opt.peer_script.empty() ? src + "/tests/reference/peer_bench.py" : opt.peer_script;
+        TREX_CHECK(std::filesystem::exists(python),
+                   "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)", python);
+        TREX_CHECK(std::filesystem::exists(script), "bench step --peer: peer script {} not found", script);
+        const std::string tmp = fmt::format("{}/trex-peer-{}.safetensors",
+                                            std::filesystem::temp_directory_path().string(), (long)getpid());
+        write_peer_input(tmp, model, batch, opt, so);
+        // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
+        const std::string cmd =
+            fmt::format("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' --in '{}' --steps {} --warmup {} "
+                        "--threads {} 2>/dev/null",
+                        python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads);
+        int status = 0;
+        const std::string out = run_capture(cmd, &status);
+        std::filesystem::remove(tmp);
+        TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, out);
+        nlohmann::json j;
+        try {
+            j = nlohmann::json::parse(out);
+        } catch (const std::exception& e) {
+            throw error(fmt::format("bench step --peer: cannot parse the peer's output '{}': {}", out, e.what()));
+        }
+        r.has_peer = true;
+        r.peer_tokens_per_s = j.at("tokens_per_s").get<double>();
+        r.peer_step_seconds = j.at("step_seconds_median").get<double>();
+        r.peer_loss = j.value("loss", 0.0);
+        r.peer_threads = j.at("threads").dump();
+        r.peer_version = j.value("torch_version", std::string("?"));
+        r.ratio_vs_peer = r.tokens_per_s / r.peer_tokens_per_s;
+    }
+    return r;
+}
+
+std::string format_bench_step(const bench_step_result& r) {
+    std::string s;
+    s += fmt::format("trex bench step: {} | batch {} x seq {} = {} tokens/step | {} threads\n", r.config_name,
+                     r.batch, r.seq, r.tokens_per_step, r.threads);
+    s += fmt::format("  step time       {:.4f} s (median; min {:.4f} s), loss {:.6f}\n", r.step_seconds,
+                     r.step_seconds_min, r.loss);
+    s += fmt::format("  throughput      {:.1f} tokens/s\n", r.tokens_per_s);
+    s += fmt::format("  model FLOPs     {:.4g} per token (forward + backward)\n", r.flops_per_token);
+    s += fmt::format("                  {}\n", r.flops_formula);
+    s += fmt::format("  achieved        {:.1f} GFLOP/s\n", r.gflops);
+    s += fmt::format("  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
+                     r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
+    s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
+    if (r.has_peer) {
+        s += fmt::format("  peer            PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
+                         r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
+        s += fmt::format("  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command)\n",
+                         r.ratio_vs_peer);
+    }
+    return s;
+}
+
+nlohmann::json bench_step_json(const bench_step_result& r) {
+    nlohmann::json j;
+    j["config"] = r.config_name;
+    j["batch"] = r.batch;
+    j["seq"] = r.seq;
+    j["tokens_per_step"] = r.tokens_per_step;
+    j["threads"] = r.threads;
+    j["step_seconds"] = r.step_seconds;
+    j["step_seconds_min"] = r.step_seconds_min;
+    j["tokens_per_s"] = r.tokens_per_s;
+    j["flops_per_token"] = r.flops_per_token;
+    j["flops_formula"] = r.flops_formula;
+    j["gflops"] = r.gflops;
+    j["peak_gflops"] = r.peak_gflops;
+    j["peak_isa"] = r.peak_isa;
+    j["sgemm_gflops"] = r.sgemm_gflops;
+    j["mfu"] = r.mfu;
+    j["loss"] = r.loss;
+    if (r.has_peer) {
+        j["peer_tokens_per_s"] = r.peer_tokens_per_s;
+        j["peer_step_seconds"] = r.peer_step_seconds;
+        j["peer_loss"] = r.peer_loss;
+        j["peer_threads"] = r.peer_threads;
+        j["peer_torch_version"] = r.peer_version;
+        j["ratio_vs_peer"] = r.ratio_vs_peer;
+    } else {
+        j["peer_tokens_per_s"] = nullptr;
+        j["ratio_vs_peer"] = nullptr;
+    }
+    return j;
+}
+
+}  // namespace trex

@@ -1,0 +1,59 @@
+// `trex bench step`: times forward + backward of one training step on CPU and reports tokens/s, achieved GFLOP/s
+// and MFU against the machine's measured fp32 FMA peak; optionally times the same step in PyTorch eager (the peer:
+// tests/reference/peer_bench.py on the same model, weights and batch) and prints the ratio.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "trex/model/config.hpp"
+
+namespace trex {
+
+struct bench_step_options {
+    int64_t batch = 8;      // B rows
+    int64_t seq = 256;      // S tokens per row
+    int steps = 5;          // timed steps (median reported)
+    int warmup = 2;         // untimed steps first
+    bool dense_csa = false;
+    bool recompute = false;
+    uint64_t seed = 1;      // weights and tokens
+    bool peer = false;
+    std::string python;       // interpreter for the peer ("" = <source>/.venv/bin/python)
+    std::string peer_script;  // "" = <source>/tests/reference/peer_bench.py
+    std::string peer_threads = "auto";
+};
+
+struct bench_step_result {
+    std::string config_name;
+    int64_t batch = 0, seq = 0, tokens_per_step = 0;
+    int threads = 0;
+    double step_seconds = 0;         // median
+    double step_seconds_min = 0;
+    double tokens_per_s = 0;
+    double flops_per_token = 0;
+    std::string flops_formula;
+    double gflops = 0;               // achieved model GFLOP/s
+    double peak_gflops = 0;          // measured fp32 FMA peak
+    std::string peak_isa;
+    double sgemm_gflops = 0;         // measured oneDNN sgemm rate (practical ceiling)
+    double mfu = 0;                  // gflops / peak_gflops
+    double loss = 0;                 // the step's total loss (sanity: the peer computes the same)
+    // peer
+    bool has_peer = false;
+    double peer_tokens_per_s = 0;
+    double peer_step_seconds = 0;
+    double peer_loss = 0;
+    std::string peer_threads;
+    std::string peer_version;
+    double ratio_vs_peer = 0;        // tokens_per_s / peer_tokens_per_s
+};
+
+bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
+                                 const bench_step_options& opt);
+std::string format_bench_step(const bench_step_result& r);
+nlohmann::json bench_step_json(const bench_step_result& r);
+
+}  // namespace trex
