@@ -3,7 +3,7 @@
 namespace trex::cli {
 
 void register_all(CLI::App& app) {
-    (void)app;
+    register_info(app);
 }
 
 }  // namespace trex::cli
