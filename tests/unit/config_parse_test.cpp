@@ -216,6 +216,8 @@ TEST(Config, BadConfigsNameTheKeyOnOneLine) {
         {"model type", [](json& j) { j["model_type"] = "deepseek_v3"; }, "model_type", "unsupported"},
         {"eps", [](json& j) { j["rms_norm_eps"] = 0; }, "rms_norm_eps", "must be > 0"},
         {"eos", [](json& j) { j["eos_token_id"] = 4096; }, "eos_token_id", "vocab_size"},
+        {"attention bias", [](json& j) { j["attention_bias"] = true; }, "attention_bias", "unsupported"},
+        {"attention dropout", [](json& j) { j["attention_dropout"] = 0.1; }, "attention_dropout", "unsupported"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.what);
