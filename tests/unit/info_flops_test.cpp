@@ -151,3 +151,33 @@ TEST(InfoCli, JsonAndTable) {
     for (const char* s : {"11.17 M", "2.22 M", "13.39 M", "routed_experts", "formula:", "release layout"})
         EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
+
+// The closed-form key counts equal explicit sums over positions for every S (window 8, HCA m=8, CSA top-4 on MICRO),
+// and a very long sequence is O(1).
+TEST(InfoFlops, ClosedFormsMatchPositionSums) {
+    auto c = load("v4-micro.json");
+    for (int S = 1; S <= 200; S++) {
+        double win = 0, hca = 0, sel = 0, vis = 0;
+        for (int p = 0; p < S; p++) {
+            win += std::min(p + 1, 8);
+            hca += (p + 1) / 8;
+            sel += std::min(4, (p + 1) / 4);
+            vis += (p + 1) / 4;
+        }
+        trex::flops_options o;
+        o.seq_len = S;
+        auto f = trex::training_flops_per_token(c, o);
+        const double Hc = 64;
+        ASSERT_NEAR(f.attention, 12 * Hc * (5 * win + hca + 2 * sel) / S, 1e-9) << "S=" << S;
+        ASSERT_NEAR(f.indexer_score, 2 * 6.0 * 64 * vis / S, 1e-9) << "S=" << S;
+        o.dense_csa = true;
+        auto fd = trex::training_flops_per_token(c, o);
+        ASSERT_NEAR(fd.attention, 12 * Hc * (5 * win + hca + 2 * vis) / S, 1e-9) << "S=" << S;
+    }
+    trex::flops_options o;
+    o.seq_len = (int64_t)1 << 40;
+    auto f = trex::training_flops_per_token(load("v4-flash.json"), o);
+    // every CSA query far from the start sees top-512, every window 128 keys, HCA mean floor(q/128) ≈ S/256 − 1/2
+    const double hca = (double)o.seq_len / 256 - 0.5;
+    EXPECT_NEAR(f.attention / (12.0 * 64 * 512), 44 * 128 + 20 * hca + 21 * 512, 1.0);
+}
