@@ -34,14 +34,16 @@ struct dtype_entry {
     size_t size;
 };
 constexpr dtype_entry dtype_table[] = {
-    {st_dtype::f64, "F64", 8},          {st_dtype::f32, "F32", 4},         {st_dtype::f16, "F16", 2},
-    {st_dtype::bf16, "BF16", 2},        {st_dtype::i64, "I64", 8},         {st_dtype::i32, "I32", 4},
-    {st_dtype::i16, "I16", 2},          {st_dtype::i8, "I8", 1},           {st_dtype::u8, "U8", 1},
-    {st_dtype::boolean, "BOOL", 1},     {st_dtype::f8_e4m3, "F8_E4M3", 1}, {st_dtype::f8_e5m2, "F8_E5M2", 1},
+    {st_dtype::f64, "F64", 8},         {st_dtype::f32, "F32", 4},         {st_dtype::f16, "F16", 2},
+    {st_dtype::bf16, "BF16", 2},       {st_dtype::i64, "I64", 8},         {st_dtype::i32, "I32", 4},
+    {st_dtype::i16, "I16", 2},         {st_dtype::i8, "I8", 1},           {st_dtype::u8, "U8", 1},
+    {st_dtype::boolean, "BOOL", 1},    {st_dtype::f8_e4m3, "F8_E4M3", 1}, {st_dtype::f8_e5m2, "F8_E5M2", 1},
     {st_dtype::f8_e8m0, "F8_E8M0", 1},
 };
 
-std::string shape_str(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+std::string shape_str(const std::vector<int64_t>& shape) {
+    return fmt::format("[{}]", fmt::join(shape, ","));
+}
 
 // numel·itemsize, or false on negative dims or when the product of the non-zero dims (times itemsize) exceeds
 // INT64_MAX (so numel() can never overflow, even for shapes with a zero dim).
@@ -174,9 +176,10 @@ safetensors_file::safetensors_file(const std::string& path) : path_(path) {
     size_ = (uint64_t)st.st_size;
     if (size_ < 8) {
         ::close(fd);
-        throw_error(fmt::format("{}: truncated file ({} bytes; a safetensors file has at least the 8-byte header "
-                                "length)",
-                                path, size_));
+        throw_error(
+            fmt::format("{}: truncated file ({} bytes; a safetensors file has at least the 8-byte header "
+                        "length)",
+                        path, size_));
     }
     void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     const int map_err = errno;
@@ -188,9 +191,10 @@ safetensors_file::safetensors_file(const std::string& path) : path_(path) {
         uint64_t n = 0;
         std::memcpy(&n, map_, 8);  // little-endian host (static_assert above)
         if (n > size_ - 8)
-            throw_error(fmt::format("{}: header length {} exceeds the file size ({} bytes; truncated or not a "
-                                    "safetensors file)",
-                                    path, n, size_));
+            throw_error(
+                fmt::format("{}: header length {} exceeds the file size ({} bytes; truncated or not a "
+                            "safetensors file)",
+                            path, n, size_));
         if (n > max_header_bytes)
             throw_error(fmt::format("{}: header length {} exceeds the {}-byte limit", path, n, max_header_bytes));
         data_start_ = 8 + n;
@@ -221,7 +225,9 @@ safetensors_file::safetensors_file(const std::string& path) : path_(path) {
                 }
                 continue;
             }
-            auto bad = [&](const std::string& msg) { throw_error(fmt::format("{}: tensor '{}': {}", path, name, msg)); };
+            auto bad = [&](const std::string& msg) {
+                throw_error(fmt::format("{}: tensor '{}': {}", path, name, msg));
+            };
             if (name.empty()) throw_error(fmt::format("{}: a tensor has an empty name", path));
             if (!v.is_object()) bad("entry must be an object");
             st_tensor t;
@@ -274,7 +280,9 @@ safetensors_file::safetensors_file(const std::string& path) : path_(path) {
     }
 }
 
-safetensors_file::~safetensors_file() { close(); }
+safetensors_file::~safetensors_file() {
+    close();
+}
 
 void safetensors_file::close() {
     if (map_) ::munmap((void*)map_, size_);
@@ -354,8 +362,8 @@ std::vector<Out> convert_float(const safetensors_file& f, const std::string& nam
             for (size_t i = 0; i < n; i++) out[i] = (Out)f16_to_f32(load_le<uint16_t>(b.data() + 2 * i));
             break;
         default:
-            throw_error(fmt::format("{}: tensor '{}': cannot convert {} to {}", f.path(), name,
-                                    st_dtype_name(t.dtype), target));
+            throw_error(fmt::format("{}: tensor '{}': cannot convert {} to {}", f.path(), name, st_dtype_name(t.dtype),
+                                    target));
     }
     return out;
 }
@@ -399,8 +407,7 @@ std::vector<int32_t> safetensors_file::to_i32(const std::string& name) const {
     std::vector<int32_t> out(wide.size());
     for (size_t i = 0; i < wide.size(); i++) {
         if (wide[i] < std::numeric_limits<int32_t>::min() || wide[i] > std::numeric_limits<int32_t>::max())
-            throw_error(fmt::format("{}: tensor '{}': element {} = {} does not fit in int32", path_, name, i,
-                                    wide[i]));
+            throw_error(fmt::format("{}: tensor '{}': element {} = {} does not fit in int32", path_, name, i, wide[i]));
         out[i] = (int32_t)wide[i];
     }
     return out;
@@ -486,7 +493,8 @@ void safetensors_writer::write(const std::string& path) const {
     }
     uint64_t off = 0;
     for (const auto& e : entries_) {
-        h[e.name] = {{"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {off, off + e.data.size()}}};
+        h[e.name] = {
+            {"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {off, off + e.data.size()}}};
         off += e.data.size();
     }
     std::string header = h.dump();

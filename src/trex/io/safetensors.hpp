@@ -19,15 +19,15 @@ namespace trex {
 
 enum class st_dtype : uint8_t { f64, f32, f16, bf16, i64, i32, i16, i8, u8, boolean, f8_e4m3, f8_e5m2, f8_e8m0 };
 
-const char* st_dtype_name(st_dtype t);       // "F32", "F8_E4M3", ...
-size_t st_dtype_size(st_dtype t);            // bytes per element
+const char* st_dtype_name(st_dtype t);  // "F32", "F8_E4M3", ...
+size_t st_dtype_size(st_dtype t);       // bytes per element
 bool st_dtype_from_name(const std::string& name, st_dtype* out);
 
 struct st_tensor {
     std::string name;
     st_dtype dtype = st_dtype::f32;
-    std::vector<int64_t> shape;  // [] = scalar (1 element)
-    uint64_t begin = 0, end = 0; // byte range in the data section
+    std::vector<int64_t> shape;   // [] = scalar (1 element)
+    uint64_t begin = 0, end = 0;  // byte range in the data section
     int64_t numel() const;
     uint64_t nbytes() const { return end - begin; }
 };
@@ -53,17 +53,17 @@ class safetensors_file {
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
     // Converting accessors (element order = row-major). Throw naming the tensor if the dtype does not convert.
-    std::vector<float> to_f32(const std::string& name) const;     // from F32, F64, BF16, F16
-    std::vector<double> to_f64(const std::string& name) const;    // from F64, F32, BF16, F16
-    std::vector<int32_t> to_i32(const std::string& name) const;   // from I32, I64 (values must fit)
-    std::vector<int64_t> to_i64(const std::string& name) const;   // from I32, I64
+    std::vector<float> to_f32(const std::string& name) const;    // from F32, F64, BF16, F16
+    std::vector<double> to_f64(const std::string& name) const;   // from F64, F32, BF16, F16
+    std::vector<int32_t> to_i32(const std::string& name) const;  // from I32, I64 (values must fit)
+    std::vector<int64_t> to_i64(const std::string& name) const;  // from I32, I64
 
    private:
     void close();
     std::string path_;
     const uint8_t* map_ = nullptr;  // whole file
     uint64_t size_ = 0;
-    uint64_t data_start_ = 0;       // 8 + header length
+    uint64_t data_start_ = 0;  // 8 + header length
     std::vector<st_tensor> tensors_;
     std::unordered_map<std::string, size_t> index_;
     std::map<std::string, std::string> metadata_;

@@ -2,8 +2,8 @@
 //
 // Choices:
 //  * Keys the model needs are required; keys that are metadata or have an unambiguous default are optional
-//    (architectures, model_type, transformers_version, use_cache, attention_bias, attention_dropout, torch_dtype,
-//    expert_dtype, quantization_config, topk_method, num_key_value_heads (1), tie_word_embeddings (false),
+//    (architectures, model_type, transformers_version, use_cache, attention_bias (false), attention_dropout (0),
+//    torch_dtype, expert_dtype, quantization_config, topk_method, num_key_value_heads (1), tie_word_embeddings (false),
 //    norm_topk_prob (true), bos/eos_token_id (0/1), initializer_range (0.006), rope_scaling (none)).
 //    Unknown keys are ignored.
 //  * Integers must be JSON integers (4.0 is rejected); floats accept any JSON number.
@@ -156,6 +156,15 @@ model_config config_from_json(const json& j, const std::string& source) {
     if (!model_type.empty() && model_type != "deepseek_v4")
         key_error(source, "model_type",
                   fmt::format("unsupported model type '{}' (expected 'deepseek_v4')", model_type));
+
+    // optional keys of the release config that the model does not implement: accepted only at their V4 values
+    bool attention_bias = false;
+    r.get_bool("attention_bias", attention_bias, false);
+    if (attention_bias) key_error(source, "attention_bias", "true is unsupported (DeepSeek-V4 has no attention bias)");
+    double attention_dropout = 0.0;
+    r.get_double("attention_dropout", attention_dropout, false);
+    if (attention_dropout != 0.0)
+        key_error(source, "attention_dropout", fmt::format("{} is unsupported (only 0)", attention_dropout));
 
     // sizes
     r.get_int("vocab_size", cfg.vocab_size, 1);

@@ -116,13 +116,21 @@ param_counts count_params(const model_config& cfg, const std::vector<tensor_spec
 
 namespace {
 
-// Mean over query positions p = 0..S−1 of f(p).
-template <typename F>
-double mean_over_positions(int64_t S, F f) {
-    if (S <= 0) return 0.0;
-    double sum = 0;
-    for (int64_t p = 0; p < S; p++) sum += (double)f(p);
-    return sum / (double)S;
+// Closed forms of the key counts summed over query positions p = 0..S−1 (so any S is O(1)); q = p + 1 = 1..S.
+// sum_q floor(q/m) = m·Q(Q−1)/2 + Q·(r+1) with Q = floor(S/m), r = S mod m.
+double sum_floor_div(int64_t S, int64_t m) {
+    const double Q = (double)(S / m), r = (double)(S % m);
+    return (double)m * Q * (Q - 1) / 2 + Q * (r + 1);
+}
+// sum_q min(q, w)
+double sum_min_window(int64_t S, int64_t w) {
+    if (S <= w) return (double)S * (double)(S + 1) / 2;
+    return (double)w * (double)(w + 1) / 2 + (double)(S - w) * (double)w;
+}
+// sum_q min(k, floor(q/4)): floor(q/4) reaches k at q = 4k
+double sum_min_topk(int64_t S, int64_t k) {
+    if (S < 4 * k) return sum_floor_div(S, 4);
+    return sum_floor_div(4 * k - 1, 4) + (double)(S - 4 * k + 1) * (double)k;
 }
 
 std::string gf(double flops) {
@@ -168,11 +176,10 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
     // --- attention core and indexer scoring ---
     const int win = cfg.sliding_window;
     const double hc = (double)cfg.num_attention_heads * cfg.head_dim;
-    const double window_keys = mean_over_positions(S, [&](int64_t p) { return std::min<int64_t>(p + 1, win); });
-    const double csa_visible = mean_over_positions(S, [&](int64_t p) { return (p + 1) / 4; });
-    const double csa_selected = opt.dense_csa ? csa_visible : mean_over_positions(S, [&](int64_t p) {
-        return std::min<int64_t>(cfg.index_topk, (p + 1) / 4);
-    });
+    const double Sd = (double)S;
+    const double window_keys = sum_min_window(S, win) / Sd;
+    const double csa_visible = sum_floor_div(S, 4) / Sd;
+    const double csa_selected = opt.dense_csa ? csa_visible : sum_min_topk(S, cfg.index_topk) / Sd;
     std::map<int, double> hca_keys;  // ratio -> mean floor((p+1)/m)
     int n_swa = 0, n_csa = 0;
     std::map<int, int> n_hca;
@@ -187,7 +194,7 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
             n_csa++;
             keys += csa_selected;
         } else {
-            if (!hca_keys.count(m)) hca_keys[m] = mean_over_positions(S, [&](int64_t p) { return (p + 1) / m; });
+            if (!hca_keys.count(m)) hca_keys[m] = sum_floor_div(S, m) / Sd;
             n_hca[m]++;
             keys += hca_keys[m];
         }

@@ -1,0 +1,60 @@
+// `trex info --config` on bad input: non-zero exit and exactly one line of output naming the file and key.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+using trex::test::run_command;
+using trex::test::source_path;
+using trex::test::trex_binary;
+
+namespace {
+
+std::string temp_dir() {
+    auto d = std::filesystem::temp_directory_path() / ("trex_config_cli_" + std::to_string(getpid()));
+    std::filesystem::create_directories(d);
+    return d.string();
+}
+
+// Output without its final newline; a one-line message has no other newline.
+std::string one_line(std::string s) {
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+TEST(ConfigCli, BadConfigGivesOneLineError) {
+    const std::string dir = temp_dir();
+    std::ifstream in(source_path("configs/v4-tiny.json"));
+    nlohmann::json j = nlohmann::json::parse(in);
+    j["o_groups"] = 3;
+    std::ofstream(dir + "/bad.json") << j.dump(2);
+    auto r = run_command(trex_binary() + " info --config " + dir + "/bad.json");
+    EXPECT_NE(r.exit_code, 0);
+    std::string line = one_line(r.out);
+    EXPECT_EQ(line.find('\n'), std::string::npos) << r.out;
+    EXPECT_EQ(line,
+              "trex: error: " + dir +
+                  "/bad.json: key 'o_groups': num_attention_heads*head_dim (512) is not divisible by o_groups (3)");
+
+    std::ofstream(dir + "/garbage.json") << "{\"vocab_size\": 12,,}";
+    r = run_command(trex_binary() + " info --config " + dir + "/garbage.json");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_EQ(one_line(r.out).find('\n'), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("malformed JSON"), std::string::npos) << r.out;
+
+    r = run_command(trex_binary() + " info --config " + dir + "/missing.json");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_EQ(one_line(r.out).find('\n'), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("missing.json: cannot read config"), std::string::npos) << r.out;
+
+    r = run_command(trex_binary() + " info --config " + source_path("configs/v4-tiny.json") + " --seq-len 0");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_EQ(one_line(r.out), "trex: error: --seq-len must be >= 1 (got 0)");
+    std::filesystem::remove_all(dir);
+}
