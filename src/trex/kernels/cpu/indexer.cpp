@@ -155,11 +155,15 @@ double indexer_loss(float* dscores, const float* scores, const float* p_target, 
                 sum += q[a];
             }
             const double log_sum = std::log(sum);
+            // dKL/ds = (Σp)·q − p: the exact gradient also when the target does not sum to 1 (all-zero rows)
+            double psum = 0.0;
+            for (int a = 0; a < n; a++) psum += (double)p[a];
+            const float ps = (float)psum;
             double acc = 0.0;
             for (int a = 0; a < n; a++) {
                 const double logq = (double)s[js[a]] - mx - log_sum;
                 if (p[a] > 0.0f) acc += (double)p[a] * (std::log((double)p[a]) - logq);
-                g[js[a]] = ((float)std::exp(logq) - p[a]) * inv_nq;
+                g[js[a]] = (ps * (float)std::exp(logq) - p[a]) * inv_nq;
             }
             kl[t] = acc;
         }
