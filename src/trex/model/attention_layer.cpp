@@ -14,7 +14,7 @@ namespace {
 // tmp slots of this file (block.cpp uses 0..4)
 enum attn_tmp : int {
     T_DU = 10, T_OROT, T_DO, T_DQ, T_DKV, T_QHAT, T_DQPRE, T_DQR, T_DQA, T_DA, T_DKVPRE, T_DCP, T_DCKV, T_DCG,
-    T_DIQ, T_DIK, T_DIW, T_DIP, T_DIKV, T_DIG, T_PTGT,
+    T_DIQ, T_DIK, T_DIW, T_DIP, T_DIKV, T_DIG, T_PTGT, T_DSCORES,
 };
 
 // Unweighted RMS backward from the normalised output: dx = rstd·(dy − ŷ·mean(dy·ŷ)). yhat, dy, dx [R, D].
@@ -152,11 +152,11 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
             for (int64_t j = 0; j < ns; j++) p[t * kw + j] = sum > 0.0 ? (float)(p[t * kw + j] / sum) : 0.0f;
         }
         // iscores becomes dL_idx/dscores (already divided by the number of queries), scaled by λ_idx
-        std::vector<float> dscores(A.iscores.size());
-        A.idx = cpu::indexer_loss(dscores.data(), A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
+        float* dscores = tmp(T_DSCORES, A.iscores.size());
+        A.idx = cpu::indexer_loss(dscores, A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
         const float lam = (float)ctx.opts->lambda_idx;
 #pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < (int64_t)dscores.size(); i++) A.iscores[i] = lam * dscores[i];
+        for (int64_t i = 0; i < (int64_t)A.iscores.size(); i++) A.iscores[i] = lam * dscores[i];
     }
 }
 

@@ -186,7 +186,8 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     cpu::hc_head_forward(x, hmix, hrho, H(L), params_.w("hc_head_fn"), params_.w("hc_head_base"),
                          params_.w("hc_head_scale"), N, md);
     cpu::rmsnorm_forward(xn, xrstd, x, params_.w("norm.weight"), N, d, eps);
-    std::vector<float> logits((size_t)N * V);
+    std::vector<float>& logits = logits_;
+    logits.resize((size_t)N * V);
     cpu::linear_fwd(logits.data(), xn, head, N, d, V);
     if (opts.keep_logits) logits_out_ = logits;
     int64_t n_lm = 0;
@@ -196,10 +197,10 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
 
     // MTP: z = e_proj(enorm(embed[t+1])) + h_proj(hnorm(h_L)) → block → hc_head → norm → head
-    std::vector<float> mtp_logits;
+    std::vector<float>& mtp_logits = mtp_logits_;
     float *en = nullptr, *erstd = nullptr, *hn = nullptr, *hrstd = nullptr, *x2 = nullptr, *xn2 = nullptr,
           *x2rstd = nullptr, *h2mix = nullptr, *h2rho = nullptr;
-    std::vector<float> z;
+    std::vector<float>& z = mtp_in_;
     if (mtp) {
         const std::string p = "mtp.0.";
         float* e2 = tmp(T_E, N * d);

@@ -152,6 +152,8 @@ class dsv4_model {
     std::vector<block_acts> acts_;                  // per block (one shared entry under recompute)
     std::vector<float> hs_;                         // [(L+2)·N·n·d] block boundary states (+ MTP output)
     std::vector<float> logits_out_, mtp_logits_out_;
+    std::vector<float> logits_, mtp_logits_;        // [N,V] logits, turned into their gradients by the loss
+    std::vector<float> mtp_in_;                     // [N,n,d] input state of the MTP block
     std::vector<int32_t> hash_sel_;                 // [N,K] tid2eid rows of the step's tokens
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
     std::vector<std::vector<float>> tmp_;

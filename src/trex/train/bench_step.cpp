@@ -159,14 +159,26 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
                                             std::filesystem::temp_directory_path().string(), (long)getpid());
         write_peer_input(tmp, model, batch, opt, so);
         // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
+        const std::string errfile = tmp + ".stderr";
         const std::string cmd =
-            fmt::format("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' --in '{}' --steps {} --warmup {} "
-                        "--threads {} 2>/dev/null",
-                        python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads);
+            fmt::format("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
+                        "--threads {} 2>'{}'",
+                        python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, errfile);
         int status = 0;
         const std::string out = run_capture(cmd, &status);
+        std::string err;
+        if (FILE* fe = std::fopen(errfile.c_str(), "r")) {
+            char buf[4096];
+            size_t n;
+            while ((n = std::fread(buf, 1, sizeof buf, fe)) > 0) err.append(buf, n);
+            std::fclose(fe);
+        }
         std::filesystem::remove(tmp);
-        TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, out);
+        std::filesystem::remove(errfile);
+        if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
+        for (auto& ch : err)
+            if (ch == '\n') ch = ' ';
+        TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, err);
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(out);

@@ -13,9 +13,13 @@ namespace trex {
 
 namespace {
 
-constexpr int chains = 16;  // independent accumulators: > FMA latency × FMA ports on current x86 cores
+// Independent accumulator chains: more than FMA latency × FMA ports on current x86 cores, and few enough to stay
+// in registers with the two constants (AVX2 has 16 ymm registers, AVX-512 32 zmm).
+constexpr int chains_avx512 = 24;
+constexpr int chains_avx2 = 12;
 
 __attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters) {
+    constexpr int chains = chains_avx512;
     __m512 acc[chains];
     for (int k = 0; k < chains; k++) acc[k] = _mm512_set1_ps(1.0f + 0.001f * k);
     const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-6f);
@@ -27,6 +31,7 @@ __attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters) {
 }
 
 __attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
+    constexpr int chains = chains_avx2;
     __m256 acc[chains];
     for (int k = 0; k < chains; k++) acc[k] = _mm256_set1_ps(1.0f + 0.001f * k);
     const __m256 mul = _mm256_set1_ps(0.999999f), add = _mm256_set1_ps(1e-6f);
@@ -43,15 +48,17 @@ __attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
 
 peak_measurement measure_fma_peak(double seconds) {
     peak_measurement pm;
-    int lanes = 1;
+    int lanes = 1, chains = 0;
     float (*kernel)(int64_t) = nullptr;
     if (__builtin_cpu_supports("avx512f")) {
         kernel = fma_chains_avx512;
         lanes = 16;
+        chains = chains_avx512;
         pm.isa = "avx512f";
     } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         kernel = fma_chains_avx2;
         lanes = 8;
+        chains = chains_avx2;
         pm.isa = "avx2-fma";
     }
     pm.threads = omp_get_max_threads();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/cpu/scratch.hpp"
 
 namespace trex::cpu {
 
@@ -71,8 +72,9 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
                         const int32_t* key_idx, int64_t N, int64_t Nk, int H, int64_t c, double scale) {
     const float sc = (float)scale;
     const int64_t total = key_offset[N];
-    std::vector<float> dS((size_t)total * H);
-    std::vector<float> dsink_t((size_t)N * H);
+    static thread_local std::vector<float> dS_buf, dsink_buf;
+    float* dS = grow(dS_buf, (size_t)total * H);
+    float* dsink_t = grow(dsink_buf, (size_t)N * H);
     // pass 1: per query
 #pragma omp parallel for schedule(dynamic, 8)
     for (int64_t t = 0; t < N; t++) {
@@ -80,7 +82,7 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
         const int64_t nk = key_offset[t + 1] - k0;
         const int32_t* keys = key_idx + k0;
         const float* Pt = P + k0 * H;
-        float* dSt = dS.data() + k0 * H;
+        float* dSt = dS + k0 * H;
         float D[256];  // H <= 256 (checked by the caller)
         float* dqt = dq + t * H * c;
         for (int h = 0; h < H; h++) {
@@ -117,8 +119,10 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
     for (int64_t a = 0; a < total; a++) kstart[key_idx[a] + 1]++;
     for (int64_t r = 0; r < Nk; r++) kstart[r + 1] += kstart[r];
     std::vector<int64_t> fill(kstart.begin(), kstart.end() - 1);
-    std::vector<int32_t> use_query(total);
-    std::vector<int64_t> use_pos(total);
+    static thread_local std::vector<int32_t> use_query_buf;
+    static thread_local std::vector<int64_t> use_pos_buf;
+    int32_t* use_query = grow(use_query_buf, (size_t)total);
+    int64_t* use_pos = grow(use_pos_buf, (size_t)total);
     for (int64_t t = 0; t < N; t++)
         for (int64_t a = key_offset[t]; a < key_offset[t + 1]; a++) {
             const int64_t slot = fill[key_idx[a]]++;
@@ -136,7 +140,7 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
             const int64_t nk = key_offset[t + 1] - k0;
             const int64_t j = use_pos[u] - k0;
             for (int h = 0; h < H; h++) {
-                const float g = sc * dS[(k0 * H) + h * nk + j];
+                const float g = sc * dS[k0 * H + h * nk + j];
                 const float p = P[k0 * H + h * nk + j];
                 const float* qh = q + (t * H + h) * c;
                 const float* gh = dout + (t * H + h) * c;

@@ -9,6 +9,7 @@
 
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/cpu/scratch.hpp"
 
 namespace trex::cpu {
 
@@ -36,14 +37,14 @@ std::vector<doc_run> doc_runs(const int32_t* doc_of, int64_t N) {
 void indexer_scores_forward(float* scores, const float* qI, const float* KI, const float* w, const int32_t* doc_of,
                             const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m,
                             int64_t ld) {
-    std::vector<float> Z;
+    static thread_local std::vector<float> Z;
     for (const auto& r : doc_runs(doc_of, N)) {
         const int64_t ne = (pos[r.start + r.len - 1] + 1) / m;  // entries visible to the last token
         if (ne == 0) continue;
         const float* K = KI + entry_offset[r.doc] * cI;
-        Z.resize((size_t)r.len * HI * ne);
+        float* Zd = grow(Z, (size_t)r.len * HI * ne);  // (a pointer: worker threads must not touch Z itself)
         // Z [len·HI, ne] = qI_doc [len·HI, cI] · Kᵀ
-        gemm(false, true, r.len * HI, ne, cI, 1.0f, qI + r.start * HI * cI, cI, K, cI, 0.0f, Z.data(), ne);
+        gemm(false, true, r.len * HI, ne, cI, 1.0f, qI + r.start * HI * cI, cI, K, cI, 0.0f, Zd, ne);
 #pragma omp parallel for schedule(static)
         for (int64_t j = 0; j < r.len; j++) {
             const int64_t t = r.start + j;
@@ -52,7 +53,7 @@ void indexer_scores_forward(float* scores, const float* qI, const float* KI, con
             for (int64_t i = 0; i < vis; i++) out[i] = 0.0f;
             for (int h = 0; h < HI; h++) {
                 const float wh = w[t * HI + h];
-                const float* z = Z.data() + (j * HI + h) * ne;
+                const float* z = Zd + (j * HI + h) * ne;
 #pragma omp simd
                 for (int64_t i = 0; i < vis; i++) out[i] += wh * std::max(z[i], 0.0f);
             }
@@ -63,7 +64,7 @@ void indexer_scores_forward(float* scores, const float* qI, const float* KI, con
 void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI,
                              const float* KI, const float* w, const int32_t* doc_of, const int32_t* pos,
                              const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m, int64_t ld) {
-    std::vector<float> Z;
+    static thread_local std::vector<float> Z;
     for (const auto& r : doc_runs(doc_of, N)) {
         const int64_t ne = (pos[r.start + r.len - 1] + 1) / m;
         if (ne == 0) {
@@ -72,8 +73,8 @@ void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dsc
             continue;
         }
         const float* K = KI + entry_offset[r.doc] * cI;
-        Z.resize((size_t)r.len * HI * ne);
-        gemm(false, true, r.len * HI, ne, cI, 1.0f, qI + r.start * HI * cI, cI, K, cI, 0.0f, Z.data(), ne);
+        float* Zd = grow(Z, (size_t)r.len * HI * ne);  // (a pointer: worker threads must not touch Z itself)
+        gemm(false, true, r.len * HI, ne, cI, 1.0f, qI + r.start * HI * cI, cI, K, cI, 0.0f, Zd, ne);
         // Z becomes dZ in place: dZ[t,h,i] = dscores[t,i]·w[t,h]·1[Z>0] for visible i, 0 otherwise.
 #pragma omp parallel for schedule(static)
         for (int64_t j = 0; j < r.len; j++) {
@@ -81,7 +82,7 @@ void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dsc
             const int64_t vis = (pos[t] + 1) / m;
             const float* g = dscores + t * ld;
             for (int h = 0; h < HI; h++) {
-                float* z = Z.data() + (j * HI + h) * ne;
+                float* z = Zd + (j * HI + h) * ne;
                 const float wh = w[t * HI + h];
                 float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
@@ -94,8 +95,8 @@ void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dsc
             }
         }
         // dqI_doc = dZ · K ; dK += dZᵀ · qI_doc
-        gemm(false, false, r.len * HI, cI, ne, 1.0f, Z.data(), ne, K, cI, 0.0f, dqI + r.start * HI * cI, cI);
-        gemm(true, false, ne, cI, r.len * HI, 1.0f, Z.data(), ne, qI + r.start * HI * cI, cI, 1.0f,
+        gemm(false, false, r.len * HI, cI, ne, 1.0f, Zd, ne, K, cI, 0.0f, dqI + r.start * HI * cI, cI);
+        gemm(true, false, ne, cI, r.len * HI, 1.0f, Zd, ne, qI + r.start * HI * cI, cI, 1.0f,
              dKI + entry_offset[r.doc] * cI, cI);
     }
 }

@@ -8,6 +8,7 @@
 
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/cpu/scratch.hpp"
 
 namespace trex::cpu {
 
@@ -160,50 +161,58 @@ void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t*
                          int64_t I, double limit) {
     const int64_t NK = N * K;
     build_permutation(st, sel, N, E, K);
-    std::vector<float> xp((size_t)NK * d), h((size_t)NK * I), yp((size_t)NK * d);
+    static thread_local std::vector<float> xp_buf, h_buf, yp_buf;
+    float* xp = grow(xp_buf, (size_t)NK * d);
+    float* h = grow(h_buf, (size_t)NK * I);
+    float* yp = grow(yp_buf, (size_t)NK * d);
     st.a13.resize((size_t)NK * 2 * I);
-    gather_rows(xp.data(), x, st, d, K);
+    gather_rows(xp, x, st, d, K);
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
-        linear_fwd(st.a13.data() + r0 * 2 * I, xp.data() + r0 * d, w13[e], n, d, 2 * I);
+        linear_fwd(st.a13.data() + r0 * 2 * I, xp + r0 * d, w13[e], n, d, 2 * I);
     }
-    swiglu_forward(h.data(), st.a13.data(), NK, I, limit);
+    swiglu_forward(h, st.a13.data(), NK, I, limit);
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < NK; r++) {
         const float wr = weight[st.row_slot[r]];
-        float* hr = h.data() + r * I;
+        float* hr = h + r * I;
 #pragma omp simd
         for (int64_t i = 0; i < I; i++) hr[i] *= wr;
     }
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
-        linear_fwd(yp.data() + r0 * d, h.data() + r0 * I, w2[e], n, I, d);
+        linear_fwd(yp + r0 * d, h + r0 * I, w2[e], n, I, d);
     }
-    combine_rows(y, yp.data(), st, N, d, K);
+    combine_rows(y, yp, st, N, d, K);
 }
 
 void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
                           const moe_state& st, const float* x, const float* weight, const float* const* w13,
                           const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit) {
     const int64_t NK = N * K;
-    std::vector<float> dyp((size_t)NK * d), hu((size_t)NK * I), dh((size_t)NK * I), da13((size_t)NK * 2 * I);
-    std::vector<float> xp((size_t)NK * d);
-    gather_rows(dyp.data(), dy, st, d, K);
-    swiglu_forward(hu.data(), st.a13.data(), NK, I, limit);  // unweighted activations
+    static thread_local std::vector<float> dyp_buf, hu_buf, dh_buf, da13_buf, xp_buf, dxp_buf;
+    float* dyp = grow(dyp_buf, (size_t)NK * d);
+    float* hu = grow(hu_buf, (size_t)NK * I);
+    float* dh = grow(dh_buf, (size_t)NK * I);
+    float* da13 = grow(da13_buf, (size_t)NK * 2 * I);
+    float* xp = grow(xp_buf, (size_t)NK * d);
+    float* dxp = grow(dxp_buf, (size_t)NK * d);
+    gather_rows(dyp, dy, st, d, K);
+    swiglu_forward(hu, st.a13.data(), NK, I, limit);  // unweighted activations
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
-        linear_bwd_data(dh.data() + r0 * I, dyp.data() + r0 * d, w2[e], n, I, d);  // d(w·h)
+        linear_bwd_data(dh + r0 * I, dyp + r0 * d, w2[e], n, I, d);  // d(w·h)
     }
     // dweight = dh·h ; then dh ← w·dh ; hu ← w·hu for the w2 gradient
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < NK; r++) {
         const int32_t slot = st.row_slot[r];
         const float wr = weight[slot];
-        float* g = dh.data() + r * I;
-        float* hr = hu.data() + r * I;
+        float* g = dh + r * I;
+        float* hr = hu + r * I;
         float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
         for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
@@ -214,17 +223,16 @@ void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* 
             hr[i] *= wr;
         }
     }
-    swiglu_backward(da13.data(), dh.data(), st.a13.data(), NK, I, limit);
-    gather_rows(xp.data(), x, st, d, K);
-    std::vector<float> dxp((size_t)NK * d);
+    swiglu_backward(da13, dh, st.a13.data(), NK, I, limit);
+    gather_rows(xp, x, st, d, K);
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
-        linear_bwd_weight(dw2[e], dyp.data() + r0 * d, hu.data() + r0 * I, n, I, d);
-        linear_bwd_weight(dw13[e], da13.data() + r0 * 2 * I, xp.data() + r0 * d, n, d, 2 * I);
-        linear_bwd_data(dxp.data() + r0 * d, da13.data() + r0 * 2 * I, w13[e], n, d, 2 * I);
+        linear_bwd_weight(dw2[e], dyp + r0 * d, hu + r0 * I, n, I, d);
+        linear_bwd_weight(dw13[e], da13 + r0 * 2 * I, xp + r0 * d, n, d, 2 * I);
+        linear_bwd_data(dxp + r0 * d, da13 + r0 * 2 * I, w13[e], n, d, 2 * I);
     }
-    combine_rows(dx, dxp.data(), st, N, d, K);
+    combine_rows(dx, dxp, st, N, d, K);
 }
 
 // L = alpha/B · Σ_b Σ_i f_i P_i with f_i = E/(K·S)·count_i, P_i = mean_t s_i/Σ_j s_j (docs/model.md §4)
