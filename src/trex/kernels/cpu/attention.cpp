@@ -12,6 +12,7 @@
 
 #include "trex/kernels/cpu/ops.hpp"
 #include "trex/kernels/cpu/scratch.hpp"
+#include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
 
@@ -45,12 +46,15 @@ void attention_forward(float* o, float* P, const float* q, const float* kv, cons
             float* p = Pt + h * nk;
             float mx = sink[h];
             for (int64_t j = 0; j < nk; j++) mx = std::max(mx, p[j]);
-            float sum = std::exp(sink[h] - mx);
+            float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
             for (int64_t j = 0; j < nk; j++) {
-                p[j] = std::exp(p[j] - mx);
+                p[j] = exp_fast(p[j] - mx);
                 sum += p[j];
             }
+            sum += exp_fast(sink[h] - mx);
             const float inv = 1.0f / sum;
+#pragma omp simd
             for (int64_t j = 0; j < nk; j++) p[j] *= inv;
         }
         float* ot = o + t * H * c;

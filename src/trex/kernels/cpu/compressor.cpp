@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
 
@@ -74,7 +75,7 @@ void compressor_forward(float* out, const float* kvp, const float* gp, const flo
                 const float* v = kvp + slots[s].token * w + slots[s].ch_off;
 #pragma omp simd
                 for (int64_t ch = 0; ch < c; ch++) {
-                    float e = std::exp(g[ch] + a[ch] - mx[ch]);
+                    float e = exp_fast(g[ch] + a[ch] - mx[ch]);
                     sum[ch] += e;
                     acc[ch] += e * v[ch];
                 }
@@ -117,7 +118,7 @@ void compressor_backward(float* dkvp, float* dgp, float* dape, const float* dout
                 const float* v = kvp + slots[s].token * w + slots[s].ch_off;
 #pragma omp simd
                 for (int64_t ch = 0; ch < c; ch++) {
-                    float e = std::exp(g[ch] + a[ch] - mx[ch]);
+                    float e = exp_fast(g[ch] + a[ch] - mx[ch]);
                     sum[ch] += e;
                     pooled[ch] += e * v[ch];
                 }
@@ -134,7 +135,7 @@ void compressor_backward(float* dkvp, float* dgp, float* dape, const float* dout
                 float* dg = dgp + off;
 #pragma omp simd
                 for (int64_t ch = 0; ch < c; ch++) {
-                    float wt = std::exp(g[ch] + a[ch] - mx[ch]) / sum[ch];
+                    float wt = exp_fast(g[ch] + a[ch] - mx[ch]) / sum[ch];
                     dv[ch] = wt * go[ch];
                     dg[ch] = wt * go[ch] * (v[ch] - pooled[ch]);
                 }

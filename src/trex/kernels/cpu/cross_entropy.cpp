@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
 
@@ -13,10 +14,11 @@ namespace {
 // log Σ exp(row) with the max subtracted; fp32 exp, fp64 sum.
 double row_logsumexp(const float* row, int64_t V) {
     float mx = row[0];
+#pragma omp simd reduction(max : mx)
     for (int64_t v = 1; v < V; v++) mx = std::max(mx, row[v]);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t v = 0; v < V; v++) sum += std::exp(row[v] - mx);
+    for (int64_t v = 0; v < V; v++) sum += exp_fast(row[v] - mx);
     return (double)mx + std::log((double)sum);
 }
 
@@ -37,7 +39,7 @@ double cross_entropy_fused(float* logits, int64_t* n_valid, const int32_t* label
         loss[n] = lse - (double)row[labels[n]];
         const float l = (float)lse;
 #pragma omp simd
-        for (int64_t v = 0; v < V; v++) row[v] = s * std::exp(row[v] - l);
+        for (int64_t v = 0; v < V; v++) row[v] = s * exp_fast(row[v] - l);
         row[labels[n]] -= s;
     }
     double total = 0.0;

@@ -9,6 +9,7 @@
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
 #include "trex/kernels/cpu/scratch.hpp"
+#include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
 
@@ -84,7 +85,7 @@ void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double lim
         for (int64_t i = 0; i < I; i++) {
             float a = clamp ? std::min(a1[i], L) : a1[i];
             float b = clamp ? std::min(std::max(a3[i], -L), L) : a3[i];
-            hr[i] = a / (1.0f + std::exp(-a)) * b;
+            hr[i] = a * sigmoid_fast(a) * b;
         }
     }
 }
@@ -105,7 +106,7 @@ void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, 
             const bool pass3 = !clamp || (a3[i] >= -L && a3[i] <= L);
             float a = pass1 ? a1[i] : L;
             float b = clamp ? std::min(std::max(a3[i], -L), L) : a3[i];
-            float sg = 1.0f / (1.0f + std::exp(-a));
+            float sg = sigmoid_fast(a);
             float silu = a * sg;
             float dsilu = sg * (1.0f + a * (1.0f - sg));
             d1[i] = pass1 ? g[i] * b * dsilu : 0.0f;
