@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "trex/base/error.hpp"
 #include "trex/model/model.hpp"
 
 namespace {
@@ -90,4 +92,88 @@ TEST(ModelStep, FiniteDeterministicAndRecomputeEqual) {
     auto g3 = grads_copy(model);
     EXPECT_EQ(r1.loss, r3.loss);
     EXPECT_EQ(0, std::memcmp(g1.data(), g3.data(), g1.size() * sizeof(float))) << "recompute changed gradients";
+}
+
+TEST(ModelInit, FollowsTheContract) {
+    // docs/model.md §5: matrices N(0, 0.006), norms 1, sink/ape/base 0, scales 0.01, bias 0, tid2eid K distinct experts
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::param_store p(cfg);
+    p.init(42);
+    double sum = 0, sq = 0;
+    int64_t n = 0;
+    for (size_t i = 0; i < p.specs.size(); i++) {
+        const auto& s = p.specs[i];
+        if (s.role == trex::tensor_role::hash_table) {
+            const int K = cfg.num_experts_per_tok;
+            const int32_t* t = p.tables.data() + p.offset[i];
+            for (int64_t v = 0; v < s.shape[0]; v++) {
+                std::set<int32_t> experts(t + v * K, t + (v + 1) * K);
+                ASSERT_EQ((int)experts.size(), K) << s.name << " row " << v;
+                for (int32_t e : experts) ASSERT_TRUE(e >= 0 && e < cfg.n_routed_experts);
+            }
+            continue;
+        }
+        const float* w = p.w((int)i);
+        const auto ends = [&](const char* suf) {
+            const std::string f(suf);
+            return s.name.size() >= f.size() && s.name.compare(s.name.size() - f.size(), f.size(), f) == 0;
+        };
+        if (s.role == trex::tensor_role::bias_buffer || ends("attn_sink") || ends(".ape") || ends("_base")) {
+            for (int64_t k = 0; k < s.numel(); k++) ASSERT_EQ(w[k], 0.0f) << s.name;
+        } else if (ends("_scale")) {
+            for (int64_t k = 0; k < s.numel(); k++) ASSERT_EQ(w[k], 0.01f) << s.name;
+        } else if (s.shape.size() == 1) {
+            for (int64_t k = 0; k < s.numel(); k++) ASSERT_EQ(w[k], 1.0f) << s.name;
+        } else {
+            for (int64_t k = 0; k < s.numel(); k++) {
+                sum += w[k];
+                sq += (double)w[k] * w[k];
+            }
+            n += s.numel();
+        }
+    }
+    EXPECT_NEAR(sum / n, 0.0, 1e-4);
+    EXPECT_NEAR(std::sqrt(sq / n), 0.006, 1e-4);
+    // values depend only on (seed, name): a second store gives the same bits
+    trex::param_store q(cfg);
+    q.init(42);
+    EXPECT_EQ(0, std::memcmp(p.weights.data(), q.weights.data(), sizeof(float) * p.n_floats));
+    trex::param_store r(cfg);
+    r.init(43);
+    EXPECT_NE(0, std::memcmp(p.weights.data(), r.weights.data(), sizeof(float) * p.n_floats));
+}
+
+TEST(ModelBias, AuxLossFreeUpdate) {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::dsv4_model model(cfg);
+    model.params().init(3);
+    trex::step_result r;
+    const int E = cfg.n_routed_experts, L = cfg.n_layers();
+    r.expert_load.assign(L + 1, std::vector<int64_t>(E, 0));
+    for (int l = 0; l <= L; l++) r.expert_load[l] = {10, 2, 6, 6};  // mean 6: over, under, equal, equal
+    const int updated = model.update_expert_biases(r, 0.001);
+    EXPECT_EQ(updated, L + 1 - cfg.num_hash_layers);  // hash layers have no bias
+    for (int l = cfg.num_hash_layers; l <= L; l++) {
+        const std::string name = l < L ? "layers." + std::to_string(l) + ".ffn.gate.bias" : "mtp.0.ffn.gate.bias";
+        const float* b = model.params().w(name);
+        EXPECT_FLOAT_EQ(b[0], -0.001f) << name;
+        EXPECT_FLOAT_EQ(b[1], 0.001f) << name;
+        EXPECT_EQ(b[2], 0.0f) << name;
+        EXPECT_EQ(b[3], 0.0f) << name;
+    }
+}
+
+TEST(ModelStep, BadTokenIdsAreErrors) {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::dsv4_model model(cfg);
+    model.params().init(1);
+    auto batch = make_batch(1, 16, cfg.vocab_size, 3);
+    batch.ids[5] = cfg.vocab_size;  // out of range
+    trex::step_options o;
+    try {
+        model.step(batch.view(), o);
+        FAIL() << "expected an error";
+    } catch (const trex::error& e) {
+        EXPECT_NE(std::string(e.what()).find("input_ids[5]"), std::string::npos) << e.what();
+    }
 }

@@ -110,6 +110,24 @@ block_weights dsv4_model::bind_block(int l, bool grads) {
     return b;
 }
 
+int dsv4_model::update_expert_biases(const step_result& result, double gamma) {
+    int updated = 0;
+    for (size_t l = 0; l < result.expert_load.size() && l < wblocks_.size(); l++) {
+        const block_weights& W = wblocks_[l];
+        const auto& load = result.expert_load[l];
+        if (W.hash || !W.gate_bias || load.empty()) continue;
+        double mean = 0.0;
+        for (int64_t v : load) mean += (double)v;
+        mean /= (double)load.size();
+        for (size_t e = 0; e < load.size(); e++) {
+            const double diff = mean - (double)load[e];
+            W.gate_bias[e] += (float)(gamma * (diff > 0 ? 1.0 : (diff < 0 ? -1.0 : 0.0)));
+        }
+        updated++;
+    }
+    return updated;
+}
+
 const float* dsv4_model::block_output(int l) const {
     const model_config& cfg = config();
     const int64_t sz = N_ * cfg.hc_mult * cfg.hidden_size;

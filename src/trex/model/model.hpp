@@ -114,6 +114,11 @@ class dsv4_model {
     // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
     step_result step(const batch_view& batch, const step_options& opts);
 
+    // Aux-loss-free load balancing (docs/model.md §4, spec §2.8): after the optimizer step, every score-routed MoE
+    // layer moves its selection bias by bias_e += gamma·sign(mean_load − load_e), load = result.expert_load.
+    // Hash-routed layers have no bias. Returns the number of layers updated.
+    int update_expert_biases(const step_result& result, double gamma);
+
     // After step(..., keep_logits): [N,V] logits of the LM head and the MTP head.
     const std::vector<float>& logits() const { return logits_out_; }
     const std::vector<float>& mtp_logits() const { return mtp_logits_out_; }
