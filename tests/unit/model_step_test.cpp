@@ -31,7 +31,9 @@ struct random_batch {
 
 random_batch make_batch(int64_t B, int64_t S, int V, uint32_t seed) {
     std::mt19937 rng(seed);
-    random_batch b{B, S};
+    random_batch b;
+    b.B = B;
+    b.S = S;
     std::vector<int32_t> tok(B * (S + 2));
     for (auto& t : tok) t = (int32_t)(rng() % V);
     b.ids.resize(B * S);

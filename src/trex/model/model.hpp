@@ -80,7 +80,7 @@ struct block_acts {
     std::vector<float> logits, s, weight;             // [N,E], [N,E], [N,K]
     std::vector<int32_t> sel_e;                       // [N,K]
     cpu::moe_state moe;
-    std::vector<float> sh13;                          // [N, 2·Is] shared expert pre-activations
+    std::vector<float> sh13, sh_h;                    // [N, 2·Is] shared expert pre-activations, [N, Is] swiglu
     // losses of this block
     double bal = 0, idx = 0;
     std::vector<int64_t> load;                        // [E]

@@ -10,7 +10,7 @@ namespace trex {
 namespace {
 
 // tmp slots of this file (block.cpp uses 0..4, attention_layer.cpp 10..30)
-enum moe_tmp : int { T_DA2 = 40, T_DSH, T_HS, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG };
+enum moe_tmp : int { T_DA2 = 40, T_DSH, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG };
 
 }  // namespace
 
@@ -46,10 +46,10 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), W.w13.data(), W.w2.data(), N, d,
                              (int)E, (int)K, I, limit);
     A.sh13.resize(N * 2 * Is);
+    A.sh_h.resize(N * Is);
     cpu::linear_fwd(A.sh13.data(), a, W.sh_w13, N, d, 2 * Is);
-    float* hs = tmp(T_HS, N * Is);
-    cpu::swiglu_forward(hs, A.sh13.data(), N, Is, limit);
-    cpu::linear_fwd(A.F2.data(), hs, W.sh_w2, N, Is, d, true);
+    cpu::swiglu_forward(A.sh_h.data(), A.sh13.data(), N, Is, limit);
+    cpu::linear_fwd(A.F2.data(), A.sh_h.data(), W.sh_w2, N, Is, d, true);
 
     // balance loss (score-routed layers only) and the expert load of this step
     A.bal = 0.0;
@@ -71,8 +71,7 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     float* da = tmp(T_DA2, N * d);
 
     // shared expert
-    float* hs = tmp(T_HS, N * Is);
-    cpu::swiglu_forward(hs, A.sh13.data(), N, Is, limit);
+    const float* hs = A.sh_h.data();
     float* dhs = tmp(T_DHS, N * Is);
     cpu::linear_bwd_data(dhs, dF, W.sh_w2, N, Is, d);
     cpu::linear_bwd_weight(G.sh_w2, dF, hs, N, Is, d);

@@ -35,11 +35,21 @@ double cross_entropy_fused(float* logits, int64_t* n_valid, const int32_t* label
             std::memset(row, 0, sizeof(float) * V);
             continue;
         }
-        const double lse = row_logsumexp(row, V);
-        loss[n] = lse - (double)row[labels[n]];
-        const float l = (float)lse;
+        // one exp pass: row ← e^(row − max), then scaled by s/Σ in place
+        const float target = row[labels[n]];
+        float mx = row[0];
+#pragma omp simd reduction(max : mx)
+        for (int64_t v = 1; v < V; v++) mx = std::max(mx, row[v]);
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t v = 0; v < V; v++) {
+            row[v] = exp_fast(row[v] - mx);
+            sum += row[v];
+        }
+        loss[n] = (double)mx + std::log((double)sum) - (double)target;
+        const float k = s / sum;
 #pragma omp simd
-        for (int64_t v = 0; v < V; v++) row[v] = s * exp_fast(row[v] - l);
+        for (int64_t v = 0; v < V; v++) row[v] *= k;
         row[labels[n]] -= s;
     }
     double total = 0.0;

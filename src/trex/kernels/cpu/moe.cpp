@@ -162,11 +162,13 @@ void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t*
                          int64_t I, double limit) {
     const int64_t NK = N * K;
     build_permutation(st, sel, N, E, K);
-    static thread_local std::vector<float> xp_buf, h_buf, yp_buf;
+    static thread_local std::vector<float> xp_buf, hw_buf, yp_buf;
     float* xp = grow(xp_buf, (size_t)NK * d);
-    float* h = grow(h_buf, (size_t)NK * I);
+    float* hw = grow(hw_buf, (size_t)NK * I);
     float* yp = grow(yp_buf, (size_t)NK * d);
     st.a13.resize((size_t)NK * 2 * I);
+    st.h.resize((size_t)NK * I);
+    float* h = st.h.data();
     gather_rows(xp, x, st, d, K);
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
@@ -177,14 +179,15 @@ void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t*
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < NK; r++) {
         const float wr = weight[st.row_slot[r]];
-        float* hr = h + r * I;
+        const float* hr = h + r * I;
+        float* o = hw + r * I;
 #pragma omp simd
-        for (int64_t i = 0; i < I; i++) hr[i] *= wr;
+        for (int64_t i = 0; i < I; i++) o[i] = wr * hr[i];
     }
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
-        linear_fwd(yp + r0 * d, h + r0 * I, w2[e], n, I, d);
+        linear_fwd(yp + r0 * d, hw + r0 * I, w2[e], n, I, d);
     }
     combine_rows(y, yp, st, N, d, K);
 }
@@ -193,36 +196,35 @@ void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* 
                           const moe_state& st, const float* x, const float* weight, const float* const* w13,
                           const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit) {
     const int64_t NK = N * K;
-    static thread_local std::vector<float> dyp_buf, hu_buf, dh_buf, da13_buf, xp_buf, dxp_buf;
+    static thread_local std::vector<float> dyp_buf, dh_buf, da13_buf, xp_buf, dxp_buf;
     float* dyp = grow(dyp_buf, (size_t)NK * d);
-    float* hu = grow(hu_buf, (size_t)NK * I);
+    const float* hu = st.h.data();  // unweighted activations kept by the forward
     float* dh = grow(dh_buf, (size_t)NK * I);
     float* da13 = grow(da13_buf, (size_t)NK * 2 * I);
     float* xp = grow(xp_buf, (size_t)NK * d);
     float* dxp = grow(dxp_buf, (size_t)NK * d);
     gather_rows(dyp, dy, st, d, K);
-    swiglu_forward(hu, st.a13.data(), NK, I, limit);  // unweighted activations
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
         linear_bwd_data(dh + r0 * I, dyp + r0 * d, w2[e], n, I, d);  // d(w·h)
     }
-    // dweight = dh·h ; then dh ← w·dh ; hu ← w·hu for the w2 gradient
+    // dweight = dh·h ; then dh ← w·dh and dyp ← w·dyp (dW2 += (w·dy)ᵀ·h = dyᵀ·(w·h))
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < NK; r++) {
         const int32_t slot = st.row_slot[r];
         const float wr = weight[slot];
         float* g = dh + r * I;
-        float* hr = hu + r * I;
+        const float* hr = hu + r * I;
         float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
         for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
         dweight[slot] = acc;
 #pragma omp simd
-        for (int64_t i = 0; i < I; i++) {
-            g[i] *= wr;
-            hr[i] *= wr;
-        }
+        for (int64_t i = 0; i < I; i++) g[i] *= wr;
+        float* gy = dyp + r * d;
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++) gy[i] *= wr;
     }
     swiglu_backward(da13, dh, st.a13.data(), NK, I, limit);
     gather_rows(xp, x, st, d, K);

@@ -98,6 +98,7 @@ struct moe_state {
     std::vector<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
     std::vector<int32_t> slot_row;       // [N·K]: inverse
     std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
+    std::vector<float> h;                // [N·K, I]: swiglu(a13), unweighted, permuted rows
 };
 // y assigned. Tokens are permuted by expert (stable: ascending slot), each expert runs two GEMMs, outputs are
 // summed back per token in slot order.
