@@ -2,7 +2,11 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "trex/base/error.hpp"
+#include "trex/kernels/cpu/scratch.hpp"
 
 namespace trex::cpu {
 
@@ -30,7 +34,22 @@ void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int6
 }
 
 void linear_bwd_weight(float* dW, const float* dy, const float* x, int64_t N, int64_t in, int64_t out) {
-    gemm(true, false, out, in, N, 1.0f, dy, out, x, in, 1.0f, dW, in);
+    if (out < 4 * in || out * in < (1 << 20)) {
+        gemm(true, false, out, in, N, 1.0f, dy, out, x, in, 1.0f, dW, in);
+        return;
+    }
+    // Wide outputs (the LM head: out = V ≫ in = d): oneDNN's Aᵀ·B runs at half speed when the transposed operand
+    // is the wide one, so compute dWᵀ [in, out] = xᵀ·dy (the fast orientation) and add its transpose (measured
+    // 63 -> 120 GFLOP/s for [4096 x 256] over 2048 tokens).
+    static thread_local std::vector<float> t_buf;
+    float* T = grow(t_buf, (size_t)in * out);
+    gemm(true, false, in, out, N, 1.0f, x, in, dy, out, 0.0f, T, out);
+    constexpr int64_t blk = 32;
+#pragma omp parallel for schedule(static)
+    for (int64_t o0 = 0; o0 < out; o0 += blk)
+        for (int64_t i0 = 0; i0 < in; i0 += blk)
+            for (int64_t o = o0; o < std::min(out, o0 + blk); o++)
+                for (int64_t i = i0; i < std::min(in, i0 + blk); i++) dW[o * in + i] += T[i * out + o];
 }
 
 }  // namespace trex::cpu
