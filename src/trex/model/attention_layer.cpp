@@ -79,6 +79,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     const int64_t Nc = m > 0 ? geo_.comp.at(m).n_entries : 0;
 
     // a = attn_norm(y)
+    section_timer timer(prof_, "fwd.attn.proj");
     A.a1.resize(N * d);
     A.a1_rstd.resize(N);
     cpu::rmsnorm_forward(A.a1.data(), A.a1_rstd.data(), A.y1.data(), W.attn_norm, N, d, eps);
@@ -102,6 +103,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     cpu::rmsnorm_forward(A.kv_all.data(), A.kv_rstd.data(), A.kv_pre.data(), W.kv_norm, N, c, eps);
     cpu::rope_forward(A.kv_all.data(), geo_.pos.data(), rope, N, 1, c, false);
     // compressed kv in rows [N, N + Nc)
+    timer.next("fwd.attn.compress");
     if (m > 0) {
         const compressed_layout& cl = geo_.comp.at(m);
         const int64_t coff = m == 4 ? 2 : 1;
@@ -117,8 +119,11 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
         cpu::rmsnorm_forward(kvc, A.cpool_rstd.data(), A.cpool.data(), W.c_norm, Nc, c, eps);
         cpu::rope_forward(kvc, cl.entry_pos.data(), rope, Nc, 1, c, false);
     }
+    timer.next("fwd.attn.indexer");
     if (m == 4) indexer_forward(A, W, ctx);
+    timer.next("fwd.attn.keys");
     build_keys(A, ctx);
+    timer.next("fwd.attn.core");
 
     // attention
     A.o.resize(N * H * c);
@@ -126,6 +131,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     cpu::attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink, A.key_offset.data(),
                            A.key_idx.data(), N, (int)H, c, 1.0 / std::sqrt((double)c));
     // output: inverse rope, grouped projection, wo_b
+    timer.next("fwd.attn.out");
     float* orot = tmp(T_OROT, N * H * c);
     std::memcpy(orot, A.o.data(), sizeof(float) * N * H * c);
     cpu::rope_forward(orot, geo_.pos.data(), rope, N, H, c, true);
@@ -134,6 +140,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     cpu::linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d);
 
     // indexer KL loss: target = main attention probabilities of the selected entries, summed over heads
+    timer.next("fwd.attn.indexer_loss");
     A.idx = 0.0;
     if (m == 4 && ctx.opts->lambda_idx != 0.0) {
         const int64_t kw = A.kw;
@@ -212,6 +219,7 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     const float* a = A.a1.data();
 
     // F = wo_b u ; u = grouped(wo_a, rope⁻¹(o))
+    section_timer timer(prof_, "bwd.attn.out");
     float* du = tmp(T_DU, N * g * dg);
     cpu::linear_bwd_data(du, dF, W.wo_b, N, g * dg, d);
     cpu::linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
@@ -223,12 +231,14 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     cpu::rope_forward(dO, geo_.pos.data(), rope, N, H, c, false);  // backward of the inverse rotation
 
     // attention core
+    timer.next("bwd.attn.core");
     float* dq = tmp(T_DQ, N * H * c);
     float* dkv = tmp(T_DKV, (N + Nc) * c);
     cpu::attention_backward(dq, dkv, G.sink, dO, A.q.data(), A.kv_all.data(), W.sink, A.o.data(), A.P.data(),
                             A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)H, c, 1.0 / std::sqrt((double)c));
 
     // query path: rope⁻¹, per-head RMS, wq_b, q_norm, wq_a
+    timer.next("bwd.attn.proj");
     cpu::rope_forward(dq, geo_.pos.data(), rope, N, H, c, true);
     float* qhat = tmp(T_QHAT, N * H * c);
     std::memcpy(qhat, A.q.data(), sizeof(float) * N * H * c);
@@ -252,6 +262,7 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     cpu::linear_bwd_weight(G.wkv, dkvpre, a, N, d, c);
 
     // compressed kv path
+    timer.next("bwd.attn.compress");
     if (m > 0) {
         const compressed_layout& cl = geo_.comp.at(m);
         const int64_t coff = m == 4 ? 2 : 1;
@@ -268,9 +279,11 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
         cpu::linear_bwd_weight(G.c_wkv, dckv, a, N, d, coff * c);
         cpu::linear_bwd_weight(G.c_wgate, dcg, a, N, d, coff * c);
     }
+    timer.next("bwd.attn.indexer");
     if (m == 4 && ctx.opts->lambda_idx != 0.0) indexer_backward(A, W, G, ctx);
 
     // attn_norm
+    timer.next("bwd.attn.proj");
     cpu::rmsnorm_backward(dy, G.attn_norm, da, A.y1.data(), W.attn_norm, A.a1_rstd.data(), N, d);
 }
 

@@ -23,6 +23,7 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     const model_config& cfg = config();
     const mhc_dims md = dims_of(cfg);
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, rows = md.rows();
+    section_timer timer(prof_, "fwd.mhc");
     A.y1.resize(N * d);
     A.post1.resize(N * n);
     A.comb1.resize(N * n * n);
@@ -32,7 +33,9 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     A.F1.resize(N * d);
     cpu::hc_pre_forward(A.y1.data(), A.post1.data(), A.comb1.data(), A.mix1.data(), A.rho1.data(), h_in, W.hc_attn_fn,
                         W.hc_attn_base, W.hc_attn_scale, N, md);
+    timer.next(nullptr);
     attention_forward(A, W, ctx);
+    timer.next("fwd.mhc");
     cpu::hc_post_forward(A.h_mid.data(), A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
 
     A.y2.resize(N * d);
@@ -43,7 +46,9 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     A.F2.resize(N * d);
     cpu::hc_pre_forward(A.y2.data(), A.post2.data(), A.comb2.data(), A.mix2.data(), A.rho2.data(), A.h_mid.data(),
                         W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, N, md);
+    timer.next(nullptr);
     moe_forward(A, W, ctx);
+    timer.next("fwd.mhc");
     cpu::hc_post_forward(h_out, A.F2.data(), A.h_mid.data(), A.post2.data(), A.comb2.data(), N, md);
 }
 
@@ -60,14 +65,19 @@ void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out
     float* dh_mid = tmp(4, N * n * d);
 
     // ffn unit
+    section_timer timer(prof_, "bwd.mhc");
     cpu::hc_post_backward(dF, dh_mid, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(),
                           A.comb2.data(), N, md);
+    timer.next(nullptr);
     moe_backward(A, dy, dF, W, G, ctx);
+    timer.next("bwd.mhc");
     cpu::hc_pre_backward(dh_mid, G.hc_ffn_fn, G.hc_ffn_base, G.hc_ffn_scale, dy, dpost, dcomb, A.h_mid.data(),
                          W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, A.mix2.data(), A.rho2.data(), N, md);
     // attention unit
     cpu::hc_post_backward(dF, dh_in, dpost, dcomb, dh_mid, A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
+    timer.next(nullptr);
     attention_backward(A, dy, dF, W, G, ctx);
+    timer.next("bwd.mhc");
     cpu::hc_pre_backward(dh_in, G.hc_attn_fn, G.hc_attn_base, G.hc_attn_scale, dy, dpost, dcomb, h_in, W.hc_attn_fn,
                          W.hc_attn_base, W.hc_attn_scale, A.mix1.data(), A.rho1.data(), N, md);
 }

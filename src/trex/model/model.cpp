@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "trex/base/error.hpp"
+#include "trex/base/timer.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 
 namespace trex {
@@ -31,6 +32,23 @@ mhc_dims dims_of(const model_config& cfg) {
 }
 
 }  // namespace
+
+section_timer::section_timer(step_profile* p, const char* name) : p_(p), name_(name) {
+    if (p_) t0_ = now_seconds();
+}
+
+section_timer::~section_timer() { next(nullptr); }
+
+void section_timer::next(const char* name) {
+    if (!p_) return;
+    const double t = now_seconds();
+    if (name_) {
+        p_->seconds[name_] += t - t0_;
+        p_->calls[name_]++;
+    }
+    name_ = name;
+    t0_ = t;
+}
 
 float* dsv4_model::tmp(int slot, size_t n) {
     if ((size_t)slot >= tmp_.size()) tmp_.resize(slot + 1);
@@ -170,6 +188,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
 
     step_result res;
     res.expert_load.resize(nblocks);
+    prof_ = opts.profile ? &res.profile : nullptr;
     auto ctx_of = [&](int l, bool count) {
         layer_ctx c;
         c.batch = &batch;
@@ -182,11 +201,13 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     auto acts_of = [&](int l) -> block_acts& { return opts.recompute ? acts_[0] : acts_[l]; };
 
     // ---- forward: embedding broadcast to the n streams
+    section_timer timer(prof_, "fwd.embed");
     float* e = tmp(T_E, N * d);
     cpu::embedding_forward(e, batch.input_ids, params_.w("embed.weight"), N, d);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++)
         for (int64_t j = 0; j < n; j++) std::memcpy(H(0) + t * nd + j * d, e + t * d, sizeof(float) * d);
+    timer.next(nullptr);  // blocks time their own sections
     for (int l = 0; l < L; l++) {
         block_acts& A = acts_of(l);
         block_forward(A, H(l + 1), H(l), wblocks_[l], ctx_of(l, true));
@@ -195,6 +216,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
         res.expert_load[l] = A.load;
     }
     // head: logits = head(norm(hc_head(h_L)))
+    timer.next("fwd.head");
     const float* head = params_.w("head.weight");
     float* x = tmp(T_X, N * d);
     float* xn = tmp(T_XN, N * d);
@@ -208,6 +230,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     logits.resize((size_t)N * V);
     cpu::linear_fwd(logits.data(), xn, head, N, d, V);
     if (opts.keep_logits) logits_out_ = logits;
+    timer.next("fwd.cross_entropy");
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
     double lm_sum = cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V,
@@ -220,6 +243,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
           *x2rstd = nullptr, *h2mix = nullptr, *h2rho = nullptr;
     std::vector<float>& z = mtp_in_;
     if (mtp) {
+        timer.next("fwd.mtp_in");
         const std::string p = "mtp.0.";
         float* e2 = tmp(T_E, N * d);
         cpu::embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
@@ -241,7 +265,9 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
                 for (int64_t i = 0; i < d; i++) zz[i] += ee[i];
             }
         block_acts& A = acts_of(L);
+        timer.next(nullptr);  // blocks time their own sections
         block_forward(A, H(L + 1), z.data(), wblocks_[L], ctx_of(L, true));
+        timer.next("fwd.head");
         res.bal += A.bal;
         res.expert_load[L] = A.load;
         x2 = tmp(T_X2, N * d);
@@ -255,6 +281,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
         mtp_logits.resize((size_t)N * V);
         cpu::linear_fwd(mtp_logits.data(), xn2, head, N, d, V);
         if (opts.keep_logits) mtp_logits_out_ = mtp_logits;
+        timer.next("fwd.cross_entropy");
         if (batch.mtp_labels) {
             int64_t n_mtp = 0;
             for (int64_t t = 0; t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
@@ -269,6 +296,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     if (!opts.backward) return res;
 
     // ---- backward
+    timer.next("bwd.head");
     float* ghead = params_.g("head.weight");
     float* dh = tmp(T_DH, N * nd);  // gradient w.r.t. H(L)
     {
@@ -295,8 +323,11 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
                               params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), h2mix, h2rho, N, md);
         float* dz = tmp(T_DZ, N * nd);
         block_acts& A = acts_of(L);
+        timer.next("bwd.recompute");
         if (opts.recompute) block_forward(A, H(L + 1), z.data(), wblocks_[L], ctx_of(L, false));
+        timer.next(nullptr);
         block_backward(A, dz, dz_out, z.data(), wblocks_[L], gblocks_[L], ctx_of(L, false));
+        timer.next("bwd.mtp_in");
         // z = h_proj(hn) (per stream) + e_proj(en) (broadcast)
         float* dhn = tmp(T_DHN, N * nd);
         cpu::linear_bwd_data(dhn, dz, params_.w(p + "h_proj.weight"), N * n, d, d);
@@ -328,11 +359,14 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     float* dh_prev = tmp(T_DHPREV, N * nd);
     for (int l = L - 1; l >= 0; l--) {
         block_acts& A = acts_of(l);
+        timer.next("bwd.recompute");
         if (opts.recompute) block_forward(A, H(l + 1), H(l), wblocks_[l], ctx_of(l, false));
+        timer.next(nullptr);
         block_backward(A, dh_prev, dh, H(l), wblocks_[l], gblocks_[l], ctx_of(l, false));
         std::swap(dh, dh_prev);
     }
     // embedding: the n streams are copies of e
+    timer.next("bwd.embed");
     float* de = tmp(T_DE, N * d);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,13 @@ struct step_options {
     bool recompute = false;    // keep only block inputs; recompute each block's activations in backward
     bool keep_logits = false;  // copy the logits out (tests); otherwise the buffer is reused for gradients
     bool backward = true;      // false: forward and losses only
+    bool profile = false;      // time every section of the step (step_result::profile)
+};
+
+// Wall-clock seconds per section of a step ("fwd.attn.core", "bwd.moe.experts", ...), summed over the layers.
+struct step_profile {
+    std::map<std::string, double> seconds;
+    std::map<std::string, int64_t> calls;
 };
 
 struct step_result {
@@ -45,6 +53,22 @@ struct step_result {
     int64_t n_lm = 0, n_mtp = 0;
     // tokens routed to each expert, per MoE layer (blocks 0..L-1, then MTP): [layer][E]
     std::vector<std::vector<int64_t>> expert_load;
+    step_profile profile;  // filled when step_options::profile
+};
+
+// Adds the wall time of its scope to a profile section (does nothing when the profile is null).
+class section_timer {
+   public:
+    section_timer(step_profile* p, const char* name);
+    ~section_timer();
+    void next(const char* name);  // closes the current section and opens `name` (nullptr: none)
+    section_timer(const section_timer&) = delete;
+    section_timer& operator=(const section_timer&) = delete;
+
+   private:
+    step_profile* p_;
+    const char* name_;
+    double t0_ = 0;
 };
 
 // Saved activations of one block (attention + MoE sub-layers and their mHC units).
@@ -160,6 +184,7 @@ class dsv4_model {
     std::vector<float> logits_, mtp_logits_;        // [N,V] logits, turned into their gradients by the loss
     std::vector<float> mtp_in_;                     // [N,n,d] input state of the MTP block
     std::vector<int32_t> hash_sel_;                 // [N,K] tid2eid rows of the step's tokens
+    step_profile* prof_ = nullptr;                  // the running step's profile, when profiling
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
     std::vector<std::vector<float>> tmp_;
     float* tmp(int slot, size_t n);

@@ -20,6 +20,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     const int64_t I = cfg.moe_intermediate_size, Is = (int64_t)cfg.n_shared_experts * I;
     const double eps = cfg.rms_norm_eps, limit = cfg.swiglu_limit;
 
+    section_timer timer(prof_, "fwd.moe.router");
     A.a2.resize(N * d);
     A.a2_rstd.resize(N);
     cpu::rmsnorm_forward(A.a2.data(), A.a2_rstd.data(), A.y2.data(), W.ffn_norm, N, d, eps);
@@ -43,8 +44,10 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
                         hash_sel, N, (int)E, (int)K, cfg.routed_scaling_factor);
 
     // routed experts, then the shared expert added on top
+    timer.next("fwd.moe.experts");
     cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), W.w13.data(), W.w2.data(), N, d,
                              (int)E, (int)K, I, limit);
+    timer.next("fwd.moe.shared");
     A.sh13.resize(N * 2 * Is);
     A.sh_h.resize(N * Is);
     cpu::linear_fwd(A.sh13.data(), a, W.sh_w13, N, d, 2 * Is);
@@ -52,6 +55,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     cpu::linear_fwd(A.F2.data(), A.sh_h.data(), W.sh_w2, N, Is, d, true);
 
     // balance loss (score-routed layers only) and the expert load of this step
+    timer.next("fwd.moe.router");
     A.bal = 0.0;
     if (!W.hash && ctx.opts->alpha_bal != 0.0)
         A.bal = cpu::balance_loss_forward(A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
@@ -71,6 +75,7 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     float* da = tmp(T_DA2, N * d);
 
     // shared expert
+    section_timer timer(prof_, "bwd.moe.shared");
     const float* hs = A.sh_h.data();
     float* dhs = tmp(T_DHS, N * Is);
     cpu::linear_bwd_data(dhs, dF, W.sh_w2, N, Is, d);
@@ -81,6 +86,7 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     cpu::linear_bwd_weight(G.sh_w13, dsh13, a, N, d, 2 * Is);
 
     // routed experts
+    timer.next("bwd.moe.experts");
     float* dxr = tmp(T_DXR, N * d);
     float* dw = tmp(T_DW, N * K);
     cpu::moe_experts_backward(dxr, dw, G.w13.data(), G.w2.data(), dF, A.moe, a, A.weight.data(), W.w13.data(),
@@ -89,6 +95,7 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     for (int64_t i = 0; i < N * d; i++) da[i] += dxr[i];
 
     // router (+ balance loss gradient on the scores)
+    timer.next("bwd.moe.router");
     float* ds = nullptr;
     if (!W.hash && ctx.opts->alpha_bal != 0.0) {
         ds = tmp(T_DS, N * E);

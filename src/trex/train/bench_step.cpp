@@ -129,6 +129,15 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         if (i >= opt.warmup) times.push_back(dt);
         r.loss = sr.loss;
     }
+    if (opt.profile) {
+        so.profile = true;
+        const double t0 = now_seconds();
+        model.params().zero_grads();
+        step_result sr = model.step(batch.view(), so);
+        r.profile_step_seconds = now_seconds() - t0;
+        r.profile = sr.profile.seconds;
+        so.profile = false;
+    }
     std::sort(times.begin(), times.end());
     r.step_seconds = times[times.size() / 2];
     r.step_seconds_min = times.front();
@@ -209,6 +218,22 @@ std::string format_bench_step(const bench_step_result& r) {
     s += fmt::format("  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
                      r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
     s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
+    if (!r.profile.empty()) {
+        s += fmt::format("  profile of one more step ({:.4f} s; wall time per section, summed over layers):\n",
+                         r.profile_step_seconds);
+        std::vector<std::pair<double, std::string>> rows;
+        double covered = 0;
+        for (const auto& [name, sec] : r.profile) {
+            rows.push_back({sec, name});
+            covered += sec;
+        }
+        std::sort(rows.rbegin(), rows.rend());
+        for (const auto& [sec, name] : rows)
+            s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", name, 1e3 * sec, 100.0 * sec / r.profile_step_seconds);
+        s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", "(outside sections)",
+                         1e3 * (r.profile_step_seconds - covered),
+                         100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds);
+    }
     if (r.has_peer) {
         s += fmt::format("  peer            PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
                          r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
@@ -236,6 +261,10 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     j["sgemm_gflops"] = r.sgemm_gflops;
     j["mfu"] = r.mfu;
     j["loss"] = r.loss;
+    if (!r.profile.empty()) {
+        j["profile_step_seconds"] = r.profile_step_seconds;
+        j["profile"] = r.profile;
+    }
     if (r.has_peer) {
         j["peer_tokens_per_s"] = r.peer_tokens_per_s;
         j["peer_step_seconds"] = r.peer_step_seconds;

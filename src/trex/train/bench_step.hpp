@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@ struct bench_step_options {
     std::string python;       // interpreter for the peer ("" = <source>/.venv/bin/python)
     std::string peer_script;  // "" = <source>/tests/reference/peer_bench.py
     std::string peer_threads = "auto";
+    bool profile = false;     // one extra (untimed) step with per-section wall times
 };
 
 struct bench_step_result {
@@ -41,6 +43,8 @@ struct bench_step_result {
     double sgemm_gflops = 0;         // measured oneDNN sgemm rate (practical ceiling)
     double mfu = 0;                  // gflops / peak_gflops
     double loss = 0;                 // the step's total loss (sanity: the peer computes the same)
+    std::map<std::string, double> profile;  // section -> seconds of the profiled step (when requested)
+    double profile_step_seconds = 0;
     // peer
     bool has_peer = false;
     double peer_tokens_per_s = 0;

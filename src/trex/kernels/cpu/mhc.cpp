@@ -9,6 +9,7 @@
 #include "trex/base/error.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
 
@@ -41,90 +42,114 @@ void project_streams(float* mix, float* rho, const float* X, const float* fn, in
         for (int r = 0; r < rows; r++) mix[t * rows + r] *= rho[t];
 }
 
-// Sinkhorn of one n×n matrix with all intermediate inputs kept for the backward.
-// P0 = softmax_row(R); M[0] = P0 + eps; step s normalises columns when s is even, rows when s is odd;
-// steps = 2·iters − 1; the result is written to comb.
-struct sinkhorn_trace {
-    float P0[max_streams * max_streams];
-    float M[max_sinkhorn_steps][max_streams * max_streams];
-    int steps = 0;
-};
+// Sinkhorn on a block of `lanes` tokens at once: matrices are stored entry-major, P[q·lanes + l] = entry q of token
+// l's n×n matrix, so every loop below runs over the lanes innermost and vectorises (the 4×4 problem per token is
+// too small for SIMD on its own). P0 = softmax_row(R); M[0] = P0 + eps; step s normalises columns when s is even,
+// rows when s is odd; steps = 2·iters − 1. The trace (when not null) keeps P0 and every step's input for the
+// backward: trace[0] = P0, trace[1 + s] = input of step s.
+constexpr int lanes = 8;
 
-void sinkhorn_run(float* comb, sinkhorn_trace* tr, const float* R, int n, int iters, float eps) {
-    float P[max_streams * max_streams];
-    float P0[max_streams * max_streams];
+inline float* trace_at(float* trace, int i, int n) { return trace + (int64_t)i * n * n * lanes; }
+
+void sinkhorn_block(float* comb, float* trace, const float* R, int n, int iters, float eps) {
+    float P[max_streams * max_streams * lanes];
     for (int j = 0; j < n; j++) {
-        float mx = R[j * n];
-        for (int k = 1; k < n; k++) mx = std::max(mx, R[j * n + k]);
-        float sum = 0.0f;
-        for (int k = 0; k < n; k++) {
-            P0[j * n + k] = std::exp(R[j * n + k] - mx);
-            sum += P0[j * n + k];
-        }
-        for (int k = 0; k < n; k++) {
-            P0[j * n + k] /= sum;
-            P[j * n + k] = P0[j * n + k] + eps;
-        }
+        float mx[lanes], sum[lanes];
+#pragma omp simd
+        for (int l = 0; l < lanes; l++) mx[l] = R[(j * n) * lanes + l];
+        for (int k = 1; k < n; k++)
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) {
+                const float v = R[(j * n + k) * lanes + l];
+                mx[l] = v > mx[l] ? v : mx[l];
+            }
+#pragma omp simd
+        for (int l = 0; l < lanes; l++) sum[l] = 0.0f;
+        for (int k = 0; k < n; k++)
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) {
+                const float e = exp_fast(R[(j * n + k) * lanes + l] - mx[l]);
+                P[(j * n + k) * lanes + l] = e;
+                sum[l] += e;
+            }
+        for (int k = 0; k < n; k++)
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) P[(j * n + k) * lanes + l] /= sum[l];
     }
-    if (tr) std::copy(P0, P0 + n * n, tr->P0);
+    const int nn = n * n;
+    if (trace) std::copy(P, P + nn * lanes, trace_at(trace, 0, n));
+#pragma omp simd
+    for (int q = 0; q < nn * lanes; q++) P[q] += eps;
     const int steps = 2 * iters - 1;
     for (int s = 0; s < steps; s++) {
-        if (tr) std::copy(P, P + n * n, tr->M[s]);
-        if (s % 2 == 0) {  // columns
-            for (int k = 0; k < n; k++) {
-                float cs = 0.0f;
-                for (int j = 0; j < n; j++) cs += P[j * n + k];
-                float inv = 1.0f / (cs + eps);
-                for (int j = 0; j < n; j++) P[j * n + k] *= inv;
+        if (trace) std::copy(P, P + nn * lanes, trace_at(trace, 1 + s, n));
+        for (int a = 0; a < n; a++) {
+            // s even: column a (entries j·n + a); s odd: row a (entries a·n + k)
+            float sum[lanes], inv[lanes];
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) sum[l] = 0.0f;
+            for (int b = 0; b < n; b++) {
+                const int q = s % 2 == 0 ? b * n + a : a * n + b;
+#pragma omp simd
+                for (int l = 0; l < lanes; l++) sum[l] += P[q * lanes + l];
             }
-        } else {  // rows
-            for (int j = 0; j < n; j++) {
-                float rs = 0.0f;
-                for (int k = 0; k < n; k++) rs += P[j * n + k];
-                float inv = 1.0f / (rs + eps);
-                for (int k = 0; k < n; k++) P[j * n + k] *= inv;
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) inv[l] = 1.0f / (sum[l] + eps);
+            for (int b = 0; b < n; b++) {
+                const int q = s % 2 == 0 ? b * n + a : a * n + b;
+#pragma omp simd
+                for (int l = 0; l < lanes; l++) P[q * lanes + l] *= inv[l];
             }
         }
     }
-    if (tr) tr->steps = steps;
-    std::copy(P, P + n * n, comb);
+    std::copy(P, P + nn * lanes, comb);
 }
 
-// dR from dcomb, walking the recorded steps backwards.
-void sinkhorn_back(float* dR, const float* dcomb, const sinkhorn_trace& tr, int n, float eps) {
-    float dY[max_streams * max_streams];
-    std::copy(dcomb, dcomb + n * n, dY);
-    for (int s = tr.steps - 1; s >= 0; s--) {
-        const float* Min = tr.M[s];
-        float dP[max_streams * max_streams];
-        if (s % 2 == 0) {  // Y_jk = P_jk / (c_k + eps)
-            for (int k = 0; k < n; k++) {
-                float cs = 0.0f, dot = 0.0f;
-                for (int j = 0; j < n; j++) {
-                    cs += Min[j * n + k];
-                    dot += dY[j * n + k] * Min[j * n + k];
+// dR [nn·lanes] from dcomb [nn·lanes], walking the traced steps backwards:
+// Y = P/(σ+eps) over a row or column with σ = ΣP gives dP = dY/(σ+eps) − (Σ dY·P)/(σ+eps)².
+void sinkhorn_block_back(float* dR, const float* dcomb, const float* trace, int n, int iters, float eps) {
+    const int nn = n * n, steps = 2 * iters - 1;
+    float dY[max_streams * max_streams * lanes];
+    std::copy(dcomb, dcomb + nn * lanes, dY);
+    for (int s = steps - 1; s >= 0; s--) {
+        const float* M = trace + (int64_t)(1 + s) * nn * lanes;
+        for (int a = 0; a < n; a++) {
+            float sum[lanes], dot[lanes];
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) sum[l] = dot[l] = 0.0f;
+            for (int b = 0; b < n; b++) {
+                const int q = s % 2 == 0 ? b * n + a : a * n + b;
+#pragma omp simd
+                for (int l = 0; l < lanes; l++) {
+                    sum[l] += M[q * lanes + l];
+                    dot[l] += dY[q * lanes + l] * M[q * lanes + l];
                 }
-                float inv = 1.0f / (cs + eps);
-                for (int j = 0; j < n; j++) dP[j * n + k] = dY[j * n + k] * inv - dot * inv * inv;
             }
-        } else {  // Y_jk = P_jk / (r_j + eps)
-            for (int j = 0; j < n; j++) {
-                float rs = 0.0f, dot = 0.0f;
-                for (int k = 0; k < n; k++) {
-                    rs += Min[j * n + k];
-                    dot += dY[j * n + k] * Min[j * n + k];
+            for (int b = 0; b < n; b++) {
+                const int q = s % 2 == 0 ? b * n + a : a * n + b;
+#pragma omp simd
+                for (int l = 0; l < lanes; l++) {
+                    const float inv = 1.0f / (sum[l] + eps);
+                    dY[q * lanes + l] = dY[q * lanes + l] * inv - dot[l] * inv * inv;
                 }
-                float inv = 1.0f / (rs + eps);
-                for (int k = 0; k < n; k++) dP[j * n + k] = dY[j * n + k] * inv - dot * inv * inv;
             }
         }
-        std::copy(dP, dP + n * n, dY);
     }
-    // P = softmax_row(R) + eps
+    // P = softmax_row(R) + eps: dR = P0 ⊙ (dP − rowsum(dP ⊙ P0))
+    const float* P0 = trace;
     for (int j = 0; j < n; j++) {
-        float dot = 0.0f;
-        for (int k = 0; k < n; k++) dot += dY[j * n + k] * tr.P0[j * n + k];
-        for (int k = 0; k < n; k++) dR[j * n + k] = tr.P0[j * n + k] * (dY[j * n + k] - dot);
+        float dot[lanes];
+#pragma omp simd
+        for (int l = 0; l < lanes; l++) dot[l] = 0.0f;
+        for (int k = 0; k < n; k++)
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) dot[l] += dY[(j * n + k) * lanes + l] * P0[(j * n + k) * lanes + l];
+        for (int k = 0; k < n; k++)
+#pragma omp simd
+            for (int l = 0; l < lanes; l++) {
+                const int q = (j * n + k) * lanes + l;
+                dR[q] = P0[q] * (dY[q] - dot[l]);
+            }
     }
 }
 
@@ -165,18 +190,28 @@ void hc_pre_forward(float* y, float* post, float* comb, float* mix, float* rho, 
     TREX_ASSERT(n <= max_streams && 2 * dims.iters <= max_sinkhorn_steps);
     project_streams(mix, rho, X, fn, N, rows, nd, dims.norm_eps);
     const float eps = (float)dims.hc_eps;
+    const int nn = n * n;
+    const int64_t nblk = (N + lanes - 1) / lanes;
 #pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < N; t++) {
-        const float* m = mix + t * rows;
-        float pre[max_streams];
-        float R[max_streams * max_streams];
-        for (int j = 0; j < n; j++) {
-            pre[j] = sigmoidf(m[j] * scale[0] + base[j]) + eps;
-            post[t * n + j] = 2.0f * sigmoidf(m[n + j] * scale[1] + base[n + j]);
+    for (int64_t blk = 0; blk < nblk; blk++) {
+        const int64_t t0 = blk * lanes;
+        const int nl = (int)std::min<int64_t>(lanes, N - t0);
+        float R[max_streams * max_streams * lanes], P[max_streams * max_streams * lanes];
+        for (int l = 0; l < lanes; l++)
+            for (int q = 0; q < nn; q++)
+                R[q * lanes + l] = l < nl ? mix[(t0 + l) * rows + 2 * n + q] * scale[2] + base[2 * n + q] : 0.0f;
+        sinkhorn_block(P, nullptr, R, n, dims.iters, eps);
+        for (int l = 0; l < nl; l++) {
+            const int64_t t = t0 + l;
+            const float* m = mix + t * rows;
+            float pre[max_streams];
+            for (int j = 0; j < n; j++) {
+                pre[j] = sigmoidf(m[j] * scale[0] + base[j]) + eps;
+                post[t * n + j] = 2.0f * sigmoidf(m[n + j] * scale[1] + base[n + j]);
+            }
+            for (int q = 0; q < nn; q++) comb[t * nn + q] = P[q * lanes + l];
+            collapse(y + t * d, X + t * nd, pre, n, d);
         }
-        for (int q = 0; q < n * n; q++) R[q] = m[2 * n + q] * scale[2] + base[2 * n + q];
-        sinkhorn_run(comb + t * n * n, nullptr, R, n, dims.iters, eps);
-        collapse(y + t * d, X + t * nd, pre, n, d);
     }
 }
 
@@ -190,16 +225,34 @@ void hc_pre_backward(float* dX, float* dfn, float* dbase, float* dscale, const f
     std::vector<float> dsc((size_t)N * 3);       // per-token scale gradients
     std::vector<float> G((size_t)N * rows);      // ρ·dmix, the GEMM operand
     std::vector<float> corr((size_t)N);          // −(dmix·mix)·ρ²/(n·d)
+    // Sinkhorn backward for blocks of `lanes` tokens: dz[t, 2n + q] = dR
+    const int nn = n * n;
+    const int64_t nblk = (N + lanes - 1) / lanes;
+#pragma omp parallel
+    {
+        std::vector<float> trace((size_t)(2 * dims.iters) * nn * lanes);
+#pragma omp for schedule(static)
+        for (int64_t blk = 0; blk < nblk; blk++) {
+            const int64_t t0 = blk * lanes;
+            const int nl = (int)std::min<int64_t>(lanes, N - t0);
+            float R[max_streams * max_streams * lanes], P[max_streams * max_streams * lanes];
+            float dC[max_streams * max_streams * lanes], dR[max_streams * max_streams * lanes];
+            for (int l = 0; l < lanes; l++)
+                for (int q = 0; q < nn; q++) {
+                    R[q * lanes + l] = l < nl ? mix[(t0 + l) * rows + 2 * n + q] * scale[2] + base[2 * n + q] : 0.0f;
+                    dC[q * lanes + l] = l < nl ? dcomb[(t0 + l) * nn + q] : 0.0f;
+                }
+            sinkhorn_block(P, trace.data(), R, n, dims.iters, eps);
+            sinkhorn_block_back(dR, dC, trace.data(), n, dims.iters, eps);
+            for (int l = 0; l < nl; l++)
+                for (int q = 0; q < nn; q++) dz[(t0 + l) * rows + 2 * n + q] = dR[q * lanes + l];
+        }
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++) {
         const float* m = mix + t * rows;
         const float* x = X + t * nd;
         float* dzt = dz.data() + t * rows;
-        sinkhorn_trace tr;
-        float R[max_streams * max_streams], cb[max_streams * max_streams];
-        for (int q = 0; q < n * n; q++) R[q] = m[2 * n + q] * scale[2] + base[2 * n + q];
-        sinkhorn_run(cb, &tr, R, n, dims.iters, eps);
-        sinkhorn_back(dzt + 2 * n, dcomb + t * n * n, tr, n, eps);
         for (int j = 0; j < n; j++) {
             float sp = sigmoidf(m[j] * scale[0] + base[j]);
             float dpre = dot(dy + t * d, x + j * d, d);

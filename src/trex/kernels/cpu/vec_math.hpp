@@ -10,7 +10,9 @@ namespace trex::cpu {
 // the exponent bits. Relative error < 2e-7 on [−87.3, 88.7]; inputs are clamped to that range, so very negative
 // inputs give ~1e-38 instead of 0 and large ones a finite ~1.7e38 (softmax inputs here are always max-shifted).
 inline float exp_fast(float x) {
-    x = x < -87.3365f ? -87.3365f : (x > 88.7228f ? 88.7228f : x);
+    // two independent selects (a nested conditional would be turned into branches and block vectorisation)
+    x = x < -87.3365f ? -87.3365f : x;
+    x = x > 88.7228f ? 88.7228f : x;
     const float n = __builtin_floorf(x * 1.44269504088896341f + 0.5f);
     float r = x - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
