@@ -10,52 +10,15 @@
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/model/model.hpp"
+#include "trex/train/synthetic_batch.hpp"
 
 namespace {
 
-struct random_batch {
-    int64_t B, S;
-    std::vector<int32_t> ids, labels, mtp_ids, mtp_labels, doc_start;
-    trex::batch_view view() const {
-        trex::batch_view v;
-        v.B = B;
-        v.S = S;
-        v.input_ids = ids.data();
-        v.labels = labels.data();
-        v.mtp_input_ids = mtp_ids.data();
-        v.mtp_labels = mtp_labels.data();
-        v.doc_start = doc_start.data();
-        return v;
-    }
-};
-
-random_batch make_batch(int64_t B, int64_t S, int V, uint32_t seed) {
-    std::mt19937 rng(seed);
-    random_batch b;
-    b.B = B;
-    b.S = S;
-    std::vector<int32_t> tok(B * (S + 2));
-    for (auto& t : tok) t = (int32_t)(rng() % V);
-    b.ids.resize(B * S);
-    b.labels.resize(B * S);
-    b.mtp_ids.resize(B * S);
-    b.mtp_labels.resize(B * S);
-    b.doc_start.assign(B * S, 0);
-    for (int64_t r = 0; r < B; r++) {
-        for (int64_t s = 0; s < S; s++) {
-            const int32_t* row = tok.data() + r * (S + 2);
-            b.ids[r * S + s] = row[s];
-            b.labels[r * S + s] = (rng() % 10 == 0) ? -1 : row[s + 1];
-            b.mtp_ids[r * S + s] = row[s + 1];
-            b.mtp_labels[r * S + s] = s + 2 <= S ? row[s + 2] : -1;
-        }
-        b.doc_start[r * S] = 1;
-        if (r == 1) {  // a packed row: documents of 3, 20 and the rest
-            b.doc_start[r * S + 3] = 1;
-            b.doc_start[r * S + 23] = 1;
-        }
-    }
-    return b;
+trex::synthetic_batch make_batch(int64_t B, int64_t S, int V, uint32_t seed) {
+    trex::synthetic_batch_options o;
+    o.packed = true;  // row 1: documents of 3, 20 and the rest
+    o.masked_fraction = 0.1;
+    return trex::make_synthetic_batch(B, S, V, seed, o);
 }
 
 std::vector<float> grads_copy(trex::dsv4_model& m) {

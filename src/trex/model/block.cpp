@@ -3,9 +3,7 @@
 
 namespace trex {
 
-namespace {
-
-mhc_dims dims_of(const model_config& cfg) {
+mhc_dims mhc_dims_of(const model_config& cfg) {
     mhc_dims d;
     d.n = cfg.hc_mult;
     d.d = cfg.hidden_size;
@@ -15,13 +13,11 @@ mhc_dims dims_of(const model_config& cfg) {
     return d;
 }
 
-}  // namespace
-
 // h_in, h_out [N,n,d]
 void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, const block_weights& W,
                                const layer_ctx& ctx) {
     const model_config& cfg = config();
-    const mhc_dims md = dims_of(cfg);
+    const mhc_dims md = mhc_dims_of(cfg);
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, rows = md.rows();
     section_timer timer(prof_, "fwd.mhc");
     A.y1.resize(N * d);
@@ -56,7 +52,7 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
 void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out, const float* h_in,
                                 const block_weights& W, const block_weights& G, const layer_ctx& ctx) {
     const model_config& cfg = config();
-    const mhc_dims md = dims_of(cfg);
+    const mhc_dims md = mhc_dims_of(cfg);
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult;
     float* dF = tmp(0, N * d);
     float* dy = tmp(1, N * d);

@@ -21,14 +21,19 @@ enum model_tmp : int {
     T_DXN, T_DX, T_DXN2, T_DX2, T_DZOUT, T_DZ, T_DHN, T_DEP, T_DEN, T_DE, T_DHX, T_DH, T_DHPREV,  // backward
 };
 
-mhc_dims dims_of(const model_config& cfg) {
-    mhc_dims d;
-    d.n = cfg.hc_mult;
-    d.d = cfg.hidden_size;
-    d.iters = cfg.hc_sinkhorn_iters;
-    d.hc_eps = cfg.hc_eps;
-    d.norm_eps = cfg.rms_norm_eps;
-    return d;
+
+// out [N,d] = Σ_j in[:, j, :] over the n streams of in [N,n,d] (the backward of copying a vector into n streams)
+void sum_streams(float* out, const float* in, int64_t N, int64_t n, int64_t d) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        float* o = out + t * d;
+        std::memcpy(o, in + t * n * d, sizeof(float) * d);
+        for (int64_t j = 1; j < n; j++) {
+            const float* s = in + (t * n + j) * d;
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) o[i] += s[i];
+        }
+    }
 }
 
 }  // namespace
@@ -164,7 +169,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
     const int64_t N = batch.B * batch.S, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
     const int64_t nd = n * d;
-    const mhc_dims md = dims_of(cfg);
+    const mhc_dims md = mhc_dims_of(cfg);
     const double eps = cfg.rms_norm_eps;
     TREX_CHECK(cfg.num_attention_heads <= 256, "num_attention_heads > 256 is not supported by the CPU attention");
     for (int64_t t = 0; t < N; t++) {
@@ -333,15 +338,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
         cpu::linear_bwd_data(dhn, dz, params_.w(p + "h_proj.weight"), N * n, d, d);
         cpu::linear_bwd_weight(params_.g(p + "h_proj.weight"), dz, hn, N * n, d, d);
         float* dep = tmp(T_DEP, N * d);
-#pragma omp parallel for schedule(static)
-        for (int64_t t = 0; t < N; t++) {
-            float* o = dep + t * d;
-            std::memcpy(o, dz + t * nd, sizeof(float) * d);
-            for (int64_t j = 1; j < n; j++) {
-                const float* s = dz + t * nd + j * d;
-                for (int64_t i = 0; i < d; i++) o[i] += s[i];
-            }
-        }
+        sum_streams(dep, dz, N, n, d);
         float* den = tmp(T_DEN, N * d);
         cpu::linear_bwd_data(den, dep, params_.w(p + "e_proj.weight"), N, d, d);
         cpu::linear_bwd_weight(params_.g(p + "e_proj.weight"), dep, en, N, d, d);
@@ -368,15 +365,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     // embedding: the n streams are copies of e
     timer.next("bwd.embed");
     float* de = tmp(T_DE, N * d);
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < N; t++) {
-        float* o = de + t * d;
-        std::memcpy(o, dh + t * nd, sizeof(float) * d);
-        for (int64_t j = 1; j < n; j++) {
-            const float* s = dh + t * nd + j * d;
-            for (int64_t i = 0; i < d; i++) o[i] += s[i];
-        }
-    }
+    sum_streams(de, dh, N, n, d);
     cpu::embedding_backward(params_.g("embed.weight"), de, batch.input_ids, N, d, V);
     return res;
 }

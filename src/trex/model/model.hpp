@@ -110,6 +110,9 @@ struct block_acts {
     std::vector<int64_t> load;                        // [E]
 };
 
+// mHC sizes of a config.
+mhc_dims mhc_dims_of(const model_config& cfg);
+
 // Pointers of one block's tensors into the weights (or, for the gradient view, the grads) arena.
 struct block_weights {
     int layer = 0, ratio = 0;

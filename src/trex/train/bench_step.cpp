@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <random>
 
 #include <fmt/format.h>
 
@@ -16,52 +15,11 @@
 #include "trex/model/counts.hpp"
 #include "trex/model/model.hpp"
 #include "trex/train/peak.hpp"
+#include "trex/train/synthetic_batch.hpp"
 
 namespace trex {
 
 namespace {
-
-// Deterministic synthetic batch: one document per row, random tokens, next-token labels.
-struct synthetic_batch {
-    int64_t B = 0, S = 0;
-    std::vector<int32_t> ids, labels, mtp_ids, mtp_labels, doc_start;
-    batch_view view() const {
-        batch_view v;
-        v.B = B;
-        v.S = S;
-        v.input_ids = ids.data();
-        v.labels = labels.data();
-        v.mtp_input_ids = mtp_ids.data();
-        v.mtp_labels = mtp_labels.data();
-        v.doc_start = doc_start.data();
-        return v;
-    }
-};
-
-synthetic_batch make_synthetic_batch(int64_t B, int64_t S, int V, uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    synthetic_batch b;
-    b.B = B;
-    b.S = S;
-    const int64_t N = B * S;
-    b.ids.resize(N);
-    b.labels.resize(N);
-    b.mtp_ids.resize(N);
-    b.mtp_labels.resize(N);
-    b.doc_start.assign(N, 0);
-    for (int64_t r = 0; r < B; r++) {
-        std::vector<int32_t> tok(S + 2);
-        for (auto& t : tok) t = (int32_t)(rng() % (uint64_t)V);
-        for (int64_t s = 0; s < S; s++) {
-            b.ids[r * S + s] = tok[s];
-            b.labels[r * S + s] = tok[s + 1];
-            b.mtp_ids[r * S + s] = tok[s + 1];
-            b.mtp_labels[r * S + s] = tok[s + 2];
-        }
-        b.doc_start[r * S] = 1;
-    }
-    return b;
-}
 
 // The model (w.*) and batch (in.*) in the fixture layout of docs/model.md §6, for the PyTorch peer.
 void write_peer_input(const std::string& path, dsv4_model& model, const synthetic_batch& b,

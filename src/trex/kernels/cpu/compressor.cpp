@@ -46,6 +46,34 @@ int entry_slots(slot_ref* slots, const entry_ref& e, int m, int64_t c, bool over
     return n;
 }
 
+// Per-channel softmax pooling of one entry over its ns slots: mx = max of the scores, sum = Σ e^(score − mx),
+// pooled = Σ e^(score − mx)·v / sum. Each buffer has c channels.
+void pool_entry(float* mx, float* sum, float* pooled, const slot_ref* slots, int ns, const float* kvp, const float* gp,
+                const float* ape, int64_t w, int64_t c) {
+    std::fill(mx, mx + c, -std::numeric_limits<float>::infinity());
+    for (int s = 0; s < ns; s++) {
+        const float* g = gp + slots[s].token * w + slots[s].ch_off;
+        const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
+#pragma omp simd
+        for (int64_t ch = 0; ch < c; ch++) mx[ch] = std::max(mx[ch], g[ch] + a[ch]);
+    }
+    std::fill(sum, sum + c, 0.0f);
+    std::fill(pooled, pooled + c, 0.0f);
+    for (int s = 0; s < ns; s++) {
+        const float* g = gp + slots[s].token * w + slots[s].ch_off;
+        const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
+        const float* v = kvp + slots[s].token * w + slots[s].ch_off;
+#pragma omp simd
+        for (int64_t ch = 0; ch < c; ch++) {
+            const float e = exp_fast(g[ch] + a[ch] - mx[ch]);
+            sum[ch] += e;
+            pooled[ch] += e * v[ch];
+        }
+    }
+#pragma omp simd
+    for (int64_t ch = 0; ch < c; ch++) pooled[ch] /= sum[ch];
+}
+
 }  // namespace
 
 // out [Nc, c]; kvp, gp [N, coff·c]; ape [m, coff·c]
@@ -55,34 +83,12 @@ void compressor_forward(float* out, const float* kvp, const float* gp, const flo
     const auto entries = list_entries(docs, entry_offset, n_docs, m);
 #pragma omp parallel
     {
-        std::vector<float> mx(c), sum(c), acc(c);
+        std::vector<float> mx(c), sum(c);
         std::vector<slot_ref> slots(2 * m);
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < (int64_t)entries.size(); q++) {
             const int ns = entry_slots(slots.data(), entries[q], m, c, overlap);
-            std::fill(mx.begin(), mx.end(), -std::numeric_limits<float>::infinity());
-            for (int s = 0; s < ns; s++) {
-                const float* g = gp + slots[s].token * w + slots[s].ch_off;
-                const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
-#pragma omp simd
-                for (int64_t ch = 0; ch < c; ch++) mx[ch] = std::max(mx[ch], g[ch] + a[ch]);
-            }
-            std::fill(sum.begin(), sum.end(), 0.0f);
-            std::fill(acc.begin(), acc.end(), 0.0f);
-            for (int s = 0; s < ns; s++) {
-                const float* g = gp + slots[s].token * w + slots[s].ch_off;
-                const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
-                const float* v = kvp + slots[s].token * w + slots[s].ch_off;
-#pragma omp simd
-                for (int64_t ch = 0; ch < c; ch++) {
-                    float e = exp_fast(g[ch] + a[ch] - mx[ch]);
-                    sum[ch] += e;
-                    acc[ch] += e * v[ch];
-                }
-            }
-            float* o = out + entries[q].row * c;
-#pragma omp simd
-            for (int64_t ch = 0; ch < c; ch++) o[ch] = acc[ch] / sum[ch];
+            pool_entry(mx.data(), sum.data(), out + entries[q].row * c, slots.data(), ns, kvp, gp, ape, w, c);
         }
     }
 }
@@ -103,28 +109,7 @@ void compressor_backward(float* dkvp, float* dgp, float* dape, const float* dout
 #pragma omp for schedule(static)
         for (int64_t q = 0; q < (int64_t)entries.size(); q++) {
             const int ns = entry_slots(slots.data(), entries[q], m, c, overlap);
-            std::fill(mx.begin(), mx.end(), -std::numeric_limits<float>::infinity());
-            for (int s = 0; s < ns; s++) {
-                const float* g = gp + slots[s].token * w + slots[s].ch_off;
-                const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
-#pragma omp simd
-                for (int64_t ch = 0; ch < c; ch++) mx[ch] = std::max(mx[ch], g[ch] + a[ch]);
-            }
-            std::fill(sum.begin(), sum.end(), 0.0f);
-            std::fill(pooled.begin(), pooled.end(), 0.0f);
-            for (int s = 0; s < ns; s++) {
-                const float* g = gp + slots[s].token * w + slots[s].ch_off;
-                const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
-                const float* v = kvp + slots[s].token * w + slots[s].ch_off;
-#pragma omp simd
-                for (int64_t ch = 0; ch < c; ch++) {
-                    float e = exp_fast(g[ch] + a[ch] - mx[ch]);
-                    sum[ch] += e;
-                    pooled[ch] += e * v[ch];
-                }
-            }
-#pragma omp simd
-            for (int64_t ch = 0; ch < c; ch++) pooled[ch] /= sum[ch];
+            pool_entry(mx.data(), sum.data(), pooled.data(), slots.data(), ns, kvp, gp, ape, w, c);
             const float* go = dout + entries[q].row * c;
             for (int s = 0; s < ns; s++) {
                 const int64_t off = slots[s].token * w + slots[s].ch_off;
