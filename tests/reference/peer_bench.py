@@ -8,6 +8,11 @@ eager (no torch.compile), and prints exactly one JSON line on stdout:
 A step = zeroing the gradients, forward, all losses, backward (no optimizer). The batch layout (document masks,
 compressed-entry index tables, RoPE tables) is built once, like a data loader would. --threads auto measures 1 and 2
 intra-op threads (1 inter-op thread) and reports the faster.
+
+--impl hf times Hugging Face transformers' DeepseekV4ForCausalLM instead (eager, float32, the same weights mapped by
+check_hf.py; its default experts implementation, falling back to the expert loop). HF has no MTP, balance or indexer
+loss, so that step is forward + LM loss + backward; the C++ side runs the same reduced step for the comparison.
+Rows must be single documents (HF has no packed-document masking).
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", default="auto", help="auto | K")
+    ap.add_argument("--impl", default="reference", choices=["reference", "hf"],
+                    help="reference: tests/reference/dsv4_ref.py (the full step); hf: transformers (LM loss only)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     import torch
@@ -65,6 +72,31 @@ def main():
         out["losses"]["total"].backward()
         return float(out["losses"]["total"].detach())
 
+    if args.impl == "hf":
+        import check_hf as C
+        j = json.loads(meta["config"])
+        assert int(batch["doc_start"].sum()) == B, "--impl hf needs one document per row"
+        model, _ = C.build_hf(j, {k: v.detach() for k, v in P.items()}, cfg, torch.float32,
+                              None if mode == "topk" else 1 << 30, lifted=False)
+        model.config._experts_implementation = None
+        model.train()
+        hf_params = [p for p in model.parameters() if p.requires_grad]
+        ids = batch["input_ids"]
+        hf_labels = ids.clone()  # HF shifts internally: position i predicts ids[i+1]
+
+        def hf_step():
+            for p in hf_params:
+                p.grad = None
+            out = model(input_ids=ids, labels=hf_labels)
+            out.loss.backward()
+            return float(out.loss.detach())
+
+        try:
+            hf_step()
+        except Exception:  # the default (grouped) experts path is not available: use HF's loop over experts
+            model.config._experts_implementation = "eager"
+        step = hf_step
+
     cands = [1, 2] if args.threads == "auto" else [int(args.threads)]
     best = None
     for th in cands:
@@ -82,7 +114,7 @@ def main():
             best = (med, th, loss)
     med, th, loss = best
     print(json.dumps({"tokens_per_s": B * S / med, "step_seconds_median": med, "threads": th,
-                      "torch_version": torch.__version__, "loss": loss}))
+                      "torch_version": torch.__version__, "loss": loss, "impl": args.impl}))
 
 
 if __name__ == "__main__":

@@ -74,15 +74,27 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     dsv4_model model(cfg);
     model.params().init(opt.seed);
     const synthetic_batch batch = make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1);
+    TREX_CHECK(opt.peer_impl == "reference" || opt.peer_impl == "hf",
+               "bench step: --peer-impl must be 'reference' or 'hf', got '{}'", opt.peer_impl);
+    const bool lm_only = opt.peer && opt.peer_impl == "hf";
     step_options so;
     so.dense_csa = opt.dense_csa;
     so.recompute = opt.recompute;
+    batch_view view = batch.view();
+    if (lm_only) {  // the step HF transformers can run: no MTP, no balance or indexer loss
+        so.lambda_mtp = 0.0;
+        so.alpha_bal = 0.0;
+        so.lambda_idx = 0.0;
+        view.mtp_input_ids = nullptr;
+        view.mtp_labels = nullptr;
+    }
+    r.step_kind = lm_only ? "lm-only" : "full";
 
     std::vector<double> times;
     for (int i = 0; i < opt.warmup + opt.steps; i++) {
         const double t0 = now_seconds();
         model.params().zero_grads();
-        step_result sr = model.step(batch.view(), so);
+        step_result sr = model.step(view, so);
         const double dt = now_seconds() - t0;
         if (i >= opt.warmup) times.push_back(dt);
         r.loss = sr.loss;
@@ -91,7 +103,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         so.profile = true;
         const double t0 = now_seconds();
         model.params().zero_grads();
-        step_result sr = model.step(batch.view(), so);
+        step_result sr = model.step(view, so);
         r.profile_step_seconds = now_seconds() - t0;
         r.profile = sr.profile.seconds;
         so.profile = false;
@@ -104,7 +116,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     flops_options fo;
     fo.seq_len = opt.seq;
     fo.dense_csa = opt.dense_csa;
-    fo.include_mtp = cfg.has_mtp();
+    fo.include_mtp = cfg.has_mtp() && !lm_only;
     const flops_breakdown fb = training_flops_per_token(cfg, fo);
     r.flops_per_token = fb.total;
     r.flops_formula = fb.formula;
@@ -129,8 +141,9 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         const std::string errfile = tmp + ".stderr";
         const std::string cmd =
             fmt::format("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
-                        "--threads {} 2>'{}'",
-                        python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, errfile);
+                        "--threads {} --impl {} 2>'{}'",
+                        python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
+                        errfile);
         int status = 0;
         const std::string out = run_capture(cmd, &status);
         std::string err;
@@ -158,6 +171,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.peer_loss = j.value("loss", 0.0);
         r.peer_threads = j.at("threads").dump();
         r.peer_version = j.value("torch_version", std::string("?"));
+        r.peer_impl = opt.peer_impl;
         r.ratio_vs_peer = r.tokens_per_s / r.peer_tokens_per_s;
     }
     return r;
@@ -167,6 +181,10 @@ std::string format_bench_step(const bench_step_result& r) {
     std::string s;
     s += fmt::format("trex bench step: {} | batch {} x seq {} = {} tokens/step | {} threads\n", r.config_name,
                      r.batch, r.seq, r.tokens_per_step, r.threads);
+    s += fmt::format("  step            {}\n", r.step_kind == "full"
+                                                ? "full: forward + LM, MTP, balance and indexer losses + backward"
+                                                : "lm-only (as HF transformers can run it): no MTP, balance or indexer "
+                                                  "loss");
     s += fmt::format("  step time       {:.4f} s (median; min {:.4f} s), loss {:.6f}\n", r.step_seconds,
                      r.step_seconds_min, r.loss);
     s += fmt::format("  throughput      {:.1f} tokens/s\n", r.tokens_per_s);
@@ -193,7 +211,8 @@ std::string format_bench_step(const bench_step_result& r) {
                          100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds);
     }
     if (r.has_peer) {
-        s += fmt::format("  peer            PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
+        s += fmt::format("  peer            {} on PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
+                         r.peer_impl == "hf" ? "HF transformers DeepseekV4ForCausalLM" : "tests/reference/dsv4_ref.py",
                          r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
         s += fmt::format("  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command)\n",
                          r.ratio_vs_peer);
@@ -207,6 +226,7 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     j["batch"] = r.batch;
     j["seq"] = r.seq;
     j["tokens_per_step"] = r.tokens_per_step;
+    j["step_kind"] = r.step_kind;
     j["threads"] = r.threads;
     j["step_seconds"] = r.step_seconds;
     j["step_seconds_min"] = r.step_seconds_min;
@@ -229,6 +249,7 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
         j["peer_loss"] = r.peer_loss;
         j["peer_threads"] = r.peer_threads;
         j["peer_torch_version"] = r.peer_version;
+        j["peer_impl"] = r.peer_impl;
         j["ratio_vs_peer"] = r.ratio_vs_peer;
     } else {
         j["peer_tokens_per_s"] = nullptr;

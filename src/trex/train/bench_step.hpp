@@ -25,12 +25,16 @@ struct bench_step_options {
     std::string python;       // interpreter for the peer ("" = <source>/.venv/bin/python)
     std::string peer_script;  // "" = <source>/tests/reference/peer_bench.py
     std::string peer_threads = "auto";
+    // "reference": the full step in tests/reference/dsv4_ref.py; "hf": HF transformers' DeepseekV4ForCausalLM, which
+    // has no MTP, balance or indexer loss, so both sides then time forward + LM loss + backward only.
+    std::string peer_impl = "reference";
     bool profile = false;     // one extra (untimed) step with per-section wall times
 };
 
 struct bench_step_result {
     std::string config_name;
     int64_t batch = 0, seq = 0, tokens_per_step = 0;
+    std::string step_kind;           // "full" (all losses, MTP) or "lm-only" (the reduced step of --peer-impl hf)
     int threads = 0;
     double step_seconds = 0;         // median
     double step_seconds_min = 0;
@@ -52,6 +56,7 @@ struct bench_step_result {
     double peer_loss = 0;
     std::string peer_threads;
     std::string peer_version;
+    std::string peer_impl;
     double ratio_vs_peer = 0;        // tokens_per_s / peer_tokens_per_s
 };
 
