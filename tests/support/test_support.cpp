@@ -1,16 +1,20 @@
 #include "support/test_support.hpp"
 
-#include <cmath>
 #include <sys/wait.h>
+#include <cmath>
 
 #include <algorithm>
 #include <cstdio>
 
 namespace trex::test {
 
-std::string source_path(const std::string& rel) { return std::string(TREX_SOURCE_DIR) + "/" + rel; }
+std::string source_path(const std::string& rel) {
+    return std::string(TREX_SOURCE_DIR) + "/" + rel;
+}
 
-std::string trex_binary() { return TREX_BINARY; }
+std::string trex_binary() {
+    return TREX_BINARY;
+}
 
 command_result run_command(const std::string& cmd) {
     command_result r;
@@ -39,8 +43,14 @@ static double rel_error_impl(const A* a, const B* b, long n) {
     return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
 }
 
-double rel_error(const double* a, const double* b, long n) { return rel_error_impl(a, b, n); }
-double rel_error(const float* a, const double* b, long n) { return rel_error_impl(a, b, n); }
-double rel_error(const float* a, const float* b, long n) { return rel_error_impl(a, b, n); }
+double rel_error(const double* a, const double* b, long n) {
+    return rel_error_impl(a, b, n);
+}
+double rel_error(const float* a, const double* b, long n) {
+    return rel_error_impl(a, b, n);
+}
+double rel_error(const float* a, const float* b, long n) {
+    return rel_error_impl(a, b, n);
+}
 
 }  // namespace trex::test

@@ -131,27 +131,32 @@ TEST(KernelsCpuDeterminism, DenseAndNorms) {
              {512, 256, 128}, {512, 128, 512}, {512, 256, 8}, {512, 256, 4096}, {8192, 256, 8}, {8192, 256, 128}}) {
         const vector<float> x = rf(Nt * in, 9), W = rf(out * in, 10, 0.05), dy = rf(Nt * out, 11),
                             junk = rf(out * in, 12);
-        expect_thread_invariant("linear fwd/bwd_data/bwd_weight N=" + std::to_string(Nt) + " in=" + std::to_string(in) +
-                                    " out=" + std::to_string(out),
-                                [&] {
-                                    vector<float> y(Nt * out), dx(Nt * in), dW = junk;
-                                    cpu::linear_fwd(y.data(), x.data(), W.data(), Nt, in, out);
-                                    cpu::linear_bwd_data(dx.data(), dy.data(), W.data(), Nt, in, out);
-                                    cpu::linear_bwd_weight(dW.data(), dy.data(), x.data(), Nt, in, out);
-                                    return outputs{y, dx, dW};
-                                }, det::fixed_threads);
+        expect_thread_invariant(
+            "linear fwd/bwd_data/bwd_weight N=" + std::to_string(Nt) + " in=" + std::to_string(in) +
+                " out=" + std::to_string(out),
+            [&] {
+                vector<float> y(Nt * out), dx(Nt * in), dW = junk;
+                cpu::linear_fwd(y.data(), x.data(), W.data(), Nt, in, out);
+                cpu::linear_bwd_data(dx.data(), dy.data(), W.data(), Nt, in, out);
+                cpu::linear_bwd_weight(dW.data(), dy.data(), x.data(), Nt, in, out);
+                return outputs{y, dx, dW};
+            },
+            det::fixed_threads);
     }
     {
         const int g = 2;
         const int64_t in_g = 256, dg = 128;
         const vector<float> x = rf(N * g * in_g, 13), Wa = rf(g * dg * in_g, 14, 0.05), du = rf(N * g * dg, 15),
                             junk = rf(g * dg * in_g, 16);
-        expect_thread_invariant("grouped_linear forward + backward", [&] {
-            vector<float> u(N * g * dg), dx(N * g * in_g), dWa = junk;
-            cpu::grouped_linear_forward(u.data(), x.data(), Wa.data(), N, g, in_g, dg);
-            cpu::grouped_linear_backward(dx.data(), dWa.data(), du.data(), x.data(), Wa.data(), N, g, in_g, dg);
-            return outputs{u, dx, dWa};
-        }, det::fixed_threads);
+        expect_thread_invariant(
+            "grouped_linear forward + backward",
+            [&] {
+                vector<float> u(N * g * dg), dx(N * g * in_g), dWa = junk;
+                cpu::grouped_linear_forward(u.data(), x.data(), Wa.data(), N, g, in_g, dg);
+                cpu::grouped_linear_backward(dx.data(), dWa.data(), du.data(), x.data(), Wa.data(), N, g, in_g, dg);
+                return outputs{u, dx, dWa};
+            },
+            det::fixed_threads);
     }
     {
         const vector<float> logits = rf(N * V, 17, 2.0);
@@ -178,15 +183,18 @@ TEST(KernelsCpuDeterminism, Mhc) {
                         scale = rf(3, 23, 0.3, 1.0), dy = rf(N * d, 24), dpost = rf(N * n, 25),
                         dcomb = rf(N * n * n, 26), F = rf(N * d, 27), dXo = rf(N * nd, 28);
     const vector<float> jX = rf(N * nd, 29), jfn = rf(rows * nd, 30), jb = rf(rows, 31), js = rf(3, 32);
-    expect_thread_invariant("hc_pre forward + backward", [&] {
-        vector<float> y(N * d), post(N * n), comb(N * n * n), mix(N * rows), rho(N);
-        cpu::hc_pre_forward(y.data(), post.data(), comb.data(), mix.data(), rho.data(), X.data(), fn.data(),
-                            base.data(), scale.data(), N, dm);
-        vector<float> dX = jX, dfn = jfn, db = jb, ds = js;
-        cpu::hc_pre_backward(dX.data(), dfn.data(), db.data(), ds.data(), dy.data(), dpost.data(), dcomb.data(),
-                             X.data(), fn.data(), base.data(), scale.data(), mix.data(), rho.data(), N, dm);
-        return outputs{y, post, comb, mix, rho, dX, dfn, db, ds};
-    }, det::fixed_threads);
+    expect_thread_invariant(
+        "hc_pre forward + backward",
+        [&] {
+            vector<float> y(N * d), post(N * n), comb(N * n * n), mix(N * rows), rho(N);
+            cpu::hc_pre_forward(y.data(), post.data(), comb.data(), mix.data(), rho.data(), X.data(), fn.data(),
+                                base.data(), scale.data(), N, dm);
+            vector<float> dX = jX, dfn = jfn, db = jb, ds = js;
+            cpu::hc_pre_backward(dX.data(), dfn.data(), db.data(), ds.data(), dy.data(), dpost.data(), dcomb.data(),
+                                 X.data(), fn.data(), base.data(), scale.data(), mix.data(), rho.data(), N, dm);
+            return outputs{y, post, comb, mix, rho, dX, dfn, db, ds};
+        },
+        det::fixed_threads);
     expect_thread_invariant("hc_post forward + backward", [&] {
         vector<float> Xo(N * nd), dF(N * d), dXi(N * nd), dp(N * n), dc(N * n * n);
         const vector<float> post = rf(N * n, 33, 0.5, 1.0), comb = rf(N * n * n, 34, 0.2, 0.25);
@@ -195,14 +203,18 @@ TEST(KernelsCpuDeterminism, Mhc) {
                               comb.data(), N, dm);
         return outputs{Xo, dF, dXi, dp, dc};
     });
-    expect_thread_invariant("hc_head forward + backward", [&] {
-        vector<float> y(N * d), mix(N * n), rho(N), dX(N * nd), dfn(jfn.begin(), jfn.begin() + n * nd),
-            db(jb.begin(), jb.begin() + n), ds(js.begin(), js.begin() + 1);
-        cpu::hc_head_forward(y.data(), mix.data(), rho.data(), X.data(), fn.data(), base.data(), scale.data(), N, dm);
-        cpu::hc_head_backward(dX.data(), dfn.data(), db.data(), ds.data(), dy.data(), X.data(), fn.data(), base.data(),
-                              scale.data(), mix.data(), rho.data(), N, dm);
-        return outputs{y, mix, rho, dX, dfn, db, ds};
-    }, det::fixed_threads);
+    expect_thread_invariant(
+        "hc_head forward + backward",
+        [&] {
+            vector<float> y(N * d), mix(N * n), rho(N), dX(N * nd), dfn(jfn.begin(), jfn.begin() + n * nd),
+                db(jb.begin(), jb.begin() + n), ds(js.begin(), js.begin() + 1);
+            cpu::hc_head_forward(y.data(), mix.data(), rho.data(), X.data(), fn.data(), base.data(), scale.data(), N,
+                                 dm);
+            cpu::hc_head_backward(dX.data(), dfn.data(), db.data(), ds.data(), dy.data(), X.data(), fn.data(),
+                                  base.data(), scale.data(), mix.data(), rho.data(), N, dm);
+            return outputs{y, mix, rho, dX, dfn, db, ds};
+        },
+        det::fixed_threads);
 }
 
 TEST(KernelsCpuDeterminism, AttentionSide) {
@@ -239,21 +251,24 @@ TEST(KernelsCpuDeterminism, AttentionSide) {
         }
     }
     vector<int32_t> sel_keep(N * k), nsel_keep(N);
-    expect_thread_invariant("indexer scores + topk + loss + scores backward", [&] {
-        vector<float> sc(N * ld, 0.0f), dsc(N * ld), dq(N * HI * cI), dK = jK, dw(N * HI);
-        vector<int32_t> sel(N * k), nsel(N);
-        cpu::indexer_scores_forward(sc.data(), qI.data(), KI.data(), wI.data(), L.doc_of.data(), L.pos.data(),
-                                    C.entry_offset.data(), N, HI, cI, 4, ld);
-        cpu::indexer_topk(sel.data(), nsel.data(), sc.data(), L.pos.data(), N, 4, k, ld, false);
-        // nsel may cut the target short: p is only read on the first nsel slots
-        const double loss = cpu::indexer_loss(dsc.data(), sc.data(), p.data(), sel.data(), nsel.data(), N, k, ld);
-        cpu::indexer_scores_backward(dq.data(), dK.data(), dw.data(), dsc.data(), qI.data(), KI.data(), wI.data(),
-                                     L.doc_of.data(), L.pos.data(), C.entry_offset.data(), N, HI, cI, 4, ld);
-        sel_keep = sel;
-        nsel_keep = nsel;
-        vector<float> selv(sel.begin(), sel.end()), nselv(nsel.begin(), nsel.end());
-        return outputs{sc, selv, nselv, {(float)loss}, dsc, dq, dK, dw};
-    }, det::fixed_threads);
+    expect_thread_invariant(
+        "indexer scores + topk + loss + scores backward",
+        [&] {
+            vector<float> sc(N * ld, 0.0f), dsc(N * ld), dq(N * HI * cI), dK = jK, dw(N * HI);
+            vector<int32_t> sel(N * k), nsel(N);
+            cpu::indexer_scores_forward(sc.data(), qI.data(), KI.data(), wI.data(), L.doc_of.data(), L.pos.data(),
+                                        C.entry_offset.data(), N, HI, cI, 4, ld);
+            cpu::indexer_topk(sel.data(), nsel.data(), sc.data(), L.pos.data(), N, 4, k, ld, false);
+            // nsel may cut the target short: p is only read on the first nsel slots
+            const double loss = cpu::indexer_loss(dsc.data(), sc.data(), p.data(), sel.data(), nsel.data(), N, k, ld);
+            cpu::indexer_scores_backward(dq.data(), dK.data(), dw.data(), dsc.data(), qI.data(), KI.data(), wI.data(),
+                                         L.doc_of.data(), L.pos.data(), C.entry_offset.data(), N, HI, cI, 4, ld);
+            sel_keep = sel;
+            nsel_keep = nsel;
+            vector<float> selv(sel.begin(), sel.end()), nselv(nsel.begin(), nsel.end());
+            return outputs{sc, selv, nselv, {(float)loss}, dsc, dq, dK, dw};
+        },
+        det::fixed_threads);
     // attention over window + CSA keys
     const int H = 4;
     const int64_t c = 128, win = 32;
@@ -311,26 +326,29 @@ TEST(KernelsCpuDeterminism, Moe) {
         p2.push_back(w2[e].data());
     }
     const vector<float> x = rf(N * d, 76), dy = rf(N * d, 77);
-    expect_thread_invariant("moe_experts forward + backward", [&] {
-        vector<float> y(N * d), dx(N * d), dw(N * K);
-        vector<vector<float>> d13 = j13, d2 = j2;
-        vector<float*> pd13, pd2;
-        for (int e = 0; e < E; e++) {
-            pd13.push_back(d13[e].data());
-            pd2.push_back(d2[e].data());
-        }
-        cpu::moe_state st;
-        cpu::moe_experts_forward(y.data(), st, x.data(), sel.data(), weight.data(), p13.data(), p2.data(), N, d, E, K,
-                                 I, 2.0);
-        cpu::moe_experts_backward(dx.data(), dw.data(), pd13.data(), pd2.data(), dy.data(), st, x.data(), weight.data(),
-                                  p13.data(), p2.data(), N, d, E, K, I, 2.0);
-        outputs r{y, dx, dw};
-        for (int e = 0; e < E; e++) {
-            r.push_back(d13[e]);
-            r.push_back(d2[e]);
-        }
-        return r;
-    }, det::fixed_threads);
+    expect_thread_invariant(
+        "moe_experts forward + backward",
+        [&] {
+            vector<float> y(N * d), dx(N * d), dw(N * K);
+            vector<vector<float>> d13 = j13, d2 = j2;
+            vector<float*> pd13, pd2;
+            for (int e = 0; e < E; e++) {
+                pd13.push_back(d13[e].data());
+                pd2.push_back(d2[e].data());
+            }
+            cpu::moe_state st;
+            cpu::moe_experts_forward(y.data(), st, x.data(), sel.data(), weight.data(), p13.data(), p2.data(), N, d, E,
+                                     K, I, 2.0);
+            cpu::moe_experts_backward(dx.data(), dw.data(), pd13.data(), pd2.data(), dy.data(), st, x.data(),
+                                      weight.data(), p13.data(), p2.data(), N, d, E, K, I, 2.0);
+            outputs r{y, dx, dw};
+            for (int e = 0; e < E; e++) {
+                r.push_back(d13[e]);
+                r.push_back(d2[e]);
+            }
+            return r;
+        },
+        det::fixed_threads);
     const vector<float> jds = rf(N * E, 78);
     expect_thread_invariant("balance_loss forward + backward", [&] {
         vector<float> ds = jds;
@@ -339,4 +357,3 @@ TEST(KernelsCpuDeterminism, Moe) {
         return outputs{ds, {(float)L, (float)(L - (double)(float)L)}};
     });
 }
-

@@ -305,8 +305,7 @@ TEST(KernelsRefHcPre, InitialisationValues) {
     const int64_t N = 2;
     mhc_dims dm = dims_of(n, d);
     const int rows = dm.rows();
-    vector<double> X = randn(N * n * d, 700), fn = randn(rows * n * d, 701, 0.006), base(rows, 0.0),
-                   scale(3, 0.01);
+    vector<double> X = randn(N * n * d, 700), fn = randn(rows * n * d, 701, 0.006), base(rows, 0.0), scale(3, 0.01);
     vector<double> y(N * d), post(N * n), comb(N * n * n), mix(N * rows), rho(N);
     ref::hc_pre_forward(y.data(), post.data(), comb.data(), mix.data(), rho.data(), X.data(), fn.data(), base.data(),
                         scale.data(), N, dm);

@@ -120,15 +120,20 @@ void check_fixture(const std::string& path) {
         checked++;
     }
     EXPECT_GT(checked, 50);
-    std::printf("[golden] %s: losses total %.8f lm %.8f mtp %.8f bal %.8f idx %.8f (fixture %.8f); %d gradients, "
-                "worst relative error %.2e (%s)\n",
-                path.c_str(), r.loss, r.lm, r.mtp, r.bal, r.idx, L[0], checked, worst, worst_name.c_str());
+    std::printf(
+        "[golden] %s: losses total %.8f lm %.8f mtp %.8f bal %.8f idx %.8f (fixture %.8f); %d gradients, "
+        "worst relative error %.2e (%s)\n",
+        path.c_str(), r.loss, r.lm, r.mtp, r.bal, r.idx, L[0], checked, worst, worst_name.c_str());
 }
 
 }  // namespace
 
-TEST(ModelGolden, MicroDense) { check_fixture(trex::test::source_path("tests/golden/micro_dense.safetensors")); }
-TEST(ModelGolden, MicroTopkPacked) { check_fixture(trex::test::source_path("tests/golden/micro_topk.safetensors")); }
+TEST(ModelGolden, MicroDense) {
+    check_fixture(trex::test::source_path("tests/golden/micro_dense.safetensors"));
+}
+TEST(ModelGolden, MicroTopkPacked) {
+    check_fixture(trex::test::source_path("tests/golden/micro_topk.safetensors"));
+}
 
 // v4-tiny fixtures generated at test time by tests/reference/make_fixtures.py (CTest runs it when torch is there).
 TEST(ModelGolden, TinyFromPyTorch) {

@@ -2,7 +2,9 @@
 
 namespace trex {
 
-void throw_error(const std::string& msg) { throw error(msg); }
+void throw_error(const std::string& msg) {
+    throw error(msg);
+}
 
 void assert_fail(const char* expr, const char* file, int line) {
     throw error(fmt::format("internal error: assertion '{}' failed at {}:{}", expr, file, line));

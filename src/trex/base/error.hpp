@@ -20,13 +20,13 @@ class error : public std::runtime_error {
 }  // namespace trex
 
 // TREX_CHECK(cond, "fmt {}", args...): throws trex::error with the formatted message when cond is false.
-#define TREX_CHECK(cond, ...)                                                \
-    do {                                                                     \
-        if (!(cond)) ::trex::throw_error(::fmt::format(__VA_ARGS__));        \
+#define TREX_CHECK(cond, ...)                                         \
+    do {                                                              \
+        if (!(cond)) ::trex::throw_error(::fmt::format(__VA_ARGS__)); \
     } while (0)
 
 // TREX_ASSERT(cond): an internal invariant (a bug if it fails), reported with file:line.
-#define TREX_ASSERT(cond)                                                    \
-    do {                                                                     \
-        if (!(cond)) ::trex::assert_fail(#cond, __FILE__, __LINE__);         \
+#define TREX_ASSERT(cond)                                            \
+    do {                                                             \
+        if (!(cond)) ::trex::assert_fail(#cond, __FILE__, __LINE__); \
     } while (0)

@@ -29,11 +29,11 @@ struct rope_table_t {
 
 // mHC sizes.
 struct mhc_dims {
-    int n = 4;             // hc_mult, streams
-    int d = 0;             // hidden size
-    int iters = 20;        // Sinkhorn iterations t_max
-    double hc_eps = 1e-6;  // eps of pre and of the Sinkhorn normalisations
-    double norm_eps = 1e-6;  // eps of the unweighted RMS of the flattened streams
+    int n = 4;                                // hc_mult, streams
+    int d = 0;                                // hidden size
+    int iters = 20;                           // Sinkhorn iterations t_max
+    double hc_eps = 1e-6;                     // eps of pre and of the Sinkhorn normalisations
+    double norm_eps = 1e-6;                   // eps of the unweighted RMS of the flattened streams
     int rows() const { return (2 + n) * n; }  // rows of hc_fn (24 for n = 4)
 };
 

@@ -13,8 +13,28 @@ namespace {
 
 // tmp slots of this file (block.cpp uses 0..4)
 enum attn_tmp : int {
-    T_DU = 10, T_OROT, T_DO, T_DQ, T_DKV, T_QHAT, T_DQPRE, T_DQR, T_DQA, T_DA, T_DKVPRE, T_DCP, T_DCKV, T_DCG,
-    T_DIQ, T_DIK, T_DIW, T_DIP, T_DIKV, T_DIG, T_PTGT, T_DSCORES,
+    T_DU = 10,
+    T_OROT,
+    T_DO,
+    T_DQ,
+    T_DKV,
+    T_QHAT,
+    T_DQPRE,
+    T_DQR,
+    T_DQA,
+    T_DA,
+    T_DKVPRE,
+    T_DCP,
+    T_DCKV,
+    T_DCG,
+    T_DIQ,
+    T_DIK,
+    T_DIW,
+    T_DIP,
+    T_DIKV,
+    T_DIG,
+    T_PTGT,
+    T_DSCORES,
 };
 
 // Unweighted RMS backward from the normalised output: dx = rstd·(dy − ŷ·mean(dy·ŷ)). yhat, dy, dx [R, D].
@@ -50,8 +70,10 @@ void dsv4_model::build_keys(block_acts& A, const layer_ctx& ctx) {
         const int64_t p = geo_.pos[t];
         const int64_t nw = std::min<int64_t>(p + 1, win);
         int64_t nc = 0;
-        if (m == 4) nc = A.nsel[t];
-        else if (m > 0) nc = (p + 1) / m;
+        if (m == 4)
+            nc = A.nsel[t];
+        else if (m > 0)
+            nc = (p + 1) / m;
         A.n_window[t] = (int32_t)nw;
         A.key_offset[t + 1] = A.key_offset[t] + nw + nc;
     }
@@ -64,8 +86,7 @@ void dsv4_model::build_keys(block_acts& A, const layer_ctx& ctx) {
         if (m == 0) continue;
         const int64_t base = N + cl->entry_offset[geo_.doc_of[t]];
         const int64_t nc = A.key_offset[t + 1] - A.key_offset[t] - nw;
-        for (int64_t j = 0; j < nc; j++)
-            out[nw + j] = (int32_t)(base + (m == 4 ? A.sel[t * A.kw + j] : j));
+        for (int64_t j = 0; j < nc; j++) out[nw + j] = (int32_t)(base + (m == 4 ? A.sel[t * A.kw + j] : j));
     }
 }
 
@@ -288,8 +309,7 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
 }
 
 // Gradients of λ_idx·L_idx w.r.t. the indexer's own weights (its inputs are detached).
-void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const block_weights& G,
-                                  const layer_ctx& ctx) {
+void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const block_weights& G, const layer_ctx& ctx) {
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, dc = cfg.q_lora_rank;
     const int64_t HI = cfg.index_n_heads, cI = cfg.index_head_dim;

@@ -62,8 +62,8 @@ void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out
 
     // ffn unit
     section_timer timer(prof_, "bwd.mhc");
-    cpu::hc_post_backward(dF, dh_mid, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(),
-                          A.comb2.data(), N, md);
+    cpu::hc_post_backward(dF, dh_mid, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(), A.comb2.data(),
+                          N, md);
     timer.next(nullptr);
     moe_backward(A, dy, dF, W, G, ctx);
     timer.next("bwd.mhc");

@@ -21,36 +21,36 @@ struct rope_scaling_config {
 struct model_config {
     // sizes
     int vocab_size = 0;
-    int hidden_size = 0;           // d
-    int num_hidden_layers = 0;     // L (the MTP block is layer L)
-    int num_attention_heads = 0;   // H
-    int num_key_value_heads = 1;   // must be 1 (shared K=V head)
-    int head_dim = 0;              // c
-    int qk_rope_head_dim = 0;      // r
-    int q_lora_rank = 0;           // d_c
-    int o_groups = 0;              // g
-    int o_lora_rank = 0;           // d_g
-    int sliding_window = 0;        // n_win
+    int hidden_size = 0;          // d
+    int num_hidden_layers = 0;    // L (the MTP block is layer L)
+    int num_attention_heads = 0;  // H
+    int num_key_value_heads = 1;  // must be 1 (shared K=V head)
+    int head_dim = 0;             // c
+    int qk_rope_head_dim = 0;     // r
+    int q_lora_rank = 0;          // d_c
+    int o_groups = 0;             // g
+    int o_lora_rank = 0;          // d_g
+    int sliding_window = 0;       // n_win
     // compression: one entry per layer plus one per MTP layer; 0 = SWA only, 4 = CSA, other = HCA
     std::vector<int> compress_ratios;
     double rope_theta = 10000.0;
     double compress_rope_theta = 160000.0;
     rope_scaling_config rope_scaling;
     // lightning indexer
-    int index_n_heads = 0;         // H_I
-    int index_head_dim = 0;        // c_I
-    int index_topk = 0;            // k_I
+    int index_n_heads = 0;   // H_I
+    int index_head_dim = 0;  // c_I
+    int index_topk = 0;      // k_I
     // MoE
-    int n_routed_experts = 0;      // E
-    int num_experts_per_tok = 0;   // K
+    int n_routed_experts = 0;     // E
+    int num_experts_per_tok = 0;  // K
     int n_shared_experts = 1;
-    int moe_intermediate_size = 0; // I
+    int moe_intermediate_size = 0;  // I
     int num_hash_layers = 0;
     std::string scoring_func = "sqrtsoftplus";
     double routed_scaling_factor = 1.0;
     bool norm_topk_prob = true;
     std::string topk_method = "noaux_tc";
-    double swiglu_limit = 0.0;     // 0 = no clamp
+    double swiglu_limit = 0.0;  // 0 = no clamp
     std::string hidden_act = "silu";
     // mHC
     int hc_mult = 4;
@@ -65,7 +65,7 @@ struct model_config {
     int eos_token_id = 1;
     double initializer_range = 0.006;
     std::string torch_dtype = "bfloat16";
-    std::string expert_dtype;      // "" or "fp4" (release checkpoints)
+    std::string expert_dtype;           // "" or "fp4" (release checkpoints)
     bool has_fp8_quantization = false;  // quantization_config present (release checkpoints)
 
     // --- derived ---

@@ -16,14 +16,14 @@ struct compressed_layout {
     std::vector<int64_t> entry_offset;  // [n_docs] first row of each document's entries
     std::vector<int32_t> entry_pos;     // [n_entries] document position i·m of each entry (its RoPE position)
     int64_t n_entries = 0;
-    int64_t max_entries = 0;            // largest per-document entry count
+    int64_t max_entries = 0;  // largest per-document entry count
 };
 
 struct batch_geometry {
     int64_t B = 0, S = 0, N = 0;
-    std::vector<doc_span> docs;      // documents in token order
-    std::vector<int32_t> doc_of;     // [N] document index
-    std::vector<int32_t> pos;        // [N] position inside the document
+    std::vector<doc_span> docs;   // documents in token order
+    std::vector<int32_t> doc_of;  // [N] document index
+    std::vector<int32_t> pos;     // [N] position inside the document
     int64_t max_doc_len = 0;
     std::map<int, compressed_layout> comp;  // by ratio
     // RoPE angles for positions 0..max_doc_len-1: [pos·half + i]

@@ -37,9 +37,7 @@ struct inventory_builder {
         add(name, {rows, cols}, optim_group::muon, format);
     }
     void norm(const std::string& name, int64_t dim) { add(name, {dim}, optim_group::adamw, release_format::bf16); }
-    void f32_vector(const std::string& name, int64_t dim) {
-        add(name, {dim}, optim_group::adamw, release_format::f32);
-    }
+    void f32_vector(const std::string& name, int64_t dim) { add(name, {dim}, optim_group::adamw, release_format::f32); }
 };
 
 // The tensors every block has (attention + mHC + MoE), for block prefix `p` ("layers.3." or "mtp.0.").
@@ -88,8 +86,8 @@ void add_block(inventory_builder& b, const model_config& cfg, const std::string&
     }
     b.matrix(p + "ffn.gate.weight", E, d, bf16);
     if (cfg.is_hash_layer(l) && l < cfg.n_layers()) {
-        b.add(p + "ffn.gate.tid2eid", {cfg.vocab_size, cfg.num_experts_per_tok}, optim_group::none,
-              release_format::i64, tensor_role::hash_table);
+        b.add(p + "ffn.gate.tid2eid", {cfg.vocab_size, cfg.num_experts_per_tok}, optim_group::none, release_format::i64,
+              tensor_role::hash_table);
     } else {
         b.add(p + "ffn.gate.bias", {E}, optim_group::none, release_format::f32, tensor_role::bias_buffer);
     }

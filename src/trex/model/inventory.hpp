@@ -12,9 +12,9 @@
 namespace trex {
 
 enum class tensor_role {
-    weight,      // trainable fp32 parameter
-    bias_buffer, // ffn.gate.bias: fp32, updated by the aux-loss-free rule, no gradient
-    hash_table,  // ffn.gate.tid2eid: integer table, frozen
+    weight,       // trainable fp32 parameter
+    bias_buffer,  // ffn.gate.bias: fp32, updated by the aux-loss-free rule, no gradient
+    hash_table,   // ffn.gate.tid2eid: integer table, frozen
 };
 
 enum class optim_group {
@@ -38,12 +38,12 @@ struct tensor_spec {
     tensor_role role = tensor_role::weight;
     optim_group group = optim_group::muon;
     release_format format = release_format::bf16;
-    int layer = -1;              // -1: top level; 0..L-1: block; L: the MTP block
-    int expert = -1;             // routed expert id, -1 otherwise
+    int layer = -1;   // -1: top level; 0..L-1: block; L: the MTP block
+    int expert = -1;  // routed expert id, -1 otherwise
     bool is_mtp = false;
-    bool is_indexer = false;     // attn.indexer.*: trained only by the indexer loss
-    bool is_embedding = false;   // embed.weight
-    bool is_head = false;        // head.weight
+    bool is_indexer = false;    // attn.indexer.*: trained only by the indexer loss
+    bool is_embedding = false;  // embed.weight
+    bool is_head = false;       // head.weight
     int64_t numel() const;
 };
 

@@ -16,11 +16,36 @@ namespace {
 
 // tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..48)
 enum model_tmp : int {
-    T_E = 60, T_X, T_XN, T_XRSTD, T_HMIX, T_HRHO,                // main head (forward, kept for backward)
-    T_EN, T_ERSTD, T_HN, T_HRSTD, T_EP, T_X2, T_XN2, T_X2RSTD, T_H2MIX, T_H2RHO,  // MTP (forward, kept)
-    T_DXN, T_DX, T_DXN2, T_DX2, T_DZOUT, T_DZ, T_DHN, T_DEP, T_DEN, T_DE, T_DHX, T_DH, T_DHPREV,  // backward
+    T_E = 60,
+    T_X,
+    T_XN,
+    T_XRSTD,
+    T_HMIX,
+    T_HRHO,  // main head (forward, kept for backward)
+    T_EN,
+    T_ERSTD,
+    T_HN,
+    T_HRSTD,
+    T_EP,
+    T_X2,
+    T_XN2,
+    T_X2RSTD,
+    T_H2MIX,
+    T_H2RHO,  // MTP (forward, kept)
+    T_DXN,
+    T_DX,
+    T_DXN2,
+    T_DX2,
+    T_DZOUT,
+    T_DZ,
+    T_DHN,
+    T_DEP,
+    T_DEN,
+    T_DE,
+    T_DHX,
+    T_DH,
+    T_DHPREV,  // backward
 };
-
 
 // out [N,d] = Σ_j in[:, j, :] over the n streams of in [N,n,d] (the backward of copying a vector into n streams)
 void sum_streams(float* out, const float* in, int64_t N, int64_t n, int64_t d) {
@@ -42,7 +67,9 @@ section_timer::section_timer(step_profile* p, const char* name) : p_(p), name_(n
     if (p_) t0_ = now_seconds();
 }
 
-section_timer::~section_timer() { next(nullptr); }
+section_timer::~section_timer() {
+    next(nullptr);
+}
 
 void section_timer::next(const char* name) {
     if (!p_) return;
@@ -117,16 +144,16 @@ block_weights dsv4_model::bind_block(int l, bool grads) {
     // multiple of 16 when d is), so [w1; w3] is one [2I, d] matrix.
     b.sh_w13 = T("ffn.shared_experts.w1.weight");
     b.sh_w2 = T("ffn.shared_experts.w2.weight");
-    TREX_CHECK(T("ffn.shared_experts.w3.weight") == b.sh_w13 + (int64_t)cfg.n_shared_experts *
-                                                                  cfg.moe_intermediate_size * cfg.hidden_size,
+    TREX_CHECK(T("ffn.shared_experts.w3.weight") ==
+                   b.sh_w13 + (int64_t)cfg.n_shared_experts * cfg.moe_intermediate_size * cfg.hidden_size,
                "internal layout: shared expert w1/w3 are not adjacent (hidden_size*moe_intermediate_size must be a "
                "multiple of 16)");
     for (int e = 0; e < cfg.n_routed_experts; e++) {
         float* w1 = T(fmt::format("ffn.experts.{}.w1.weight", e));
-        TREX_CHECK(T(fmt::format("ffn.experts.{}.w3.weight", e)) ==
-                       w1 + (int64_t)cfg.moe_intermediate_size * cfg.hidden_size,
-                   "internal layout: expert w1/w3 are not adjacent (hidden_size*moe_intermediate_size must be a "
-                   "multiple of 16)");
+        TREX_CHECK(
+            T(fmt::format("ffn.experts.{}.w3.weight", e)) == w1 + (int64_t)cfg.moe_intermediate_size * cfg.hidden_size,
+            "internal layout: expert w1/w3 are not adjacent (hidden_size*moe_intermediate_size must be a "
+            "multiple of 16)");
         b.w13.push_back(w1);
         b.w2.push_back(T(fmt::format("ffn.experts.{}.w2.weight", e)));
     }
@@ -173,8 +200,8 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     const double eps = cfg.rms_norm_eps;
     TREX_CHECK(cfg.num_attention_heads <= 256, "num_attention_heads > 256 is not supported by the CPU attention");
     for (int64_t t = 0; t < N; t++) {
-        TREX_CHECK(batch.input_ids[t] >= 0 && batch.input_ids[t] < V, "input_ids[{}] = {} is outside the vocabulary",
-                   t, batch.input_ids[t]);
+        TREX_CHECK(batch.input_ids[t] >= 0 && batch.input_ids[t] < V, "input_ids[{}] = {} is outside the vocabulary", t,
+                   batch.input_ids[t]);
         TREX_CHECK(batch.labels[t] >= -1 && batch.labels[t] < V, "labels[{}] = {} is outside the vocabulary", t,
                    batch.labels[t]);
         if (mtp) {
@@ -238,8 +265,8 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     timer.next("fwd.cross_entropy");
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
-    double lm_sum = cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V,
-                                             n_lm > 0 ? 1.0 / (double)n_lm : 0.0);
+    double lm_sum =
+        cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V, n_lm > 0 ? 1.0 / (double)n_lm : 0.0);
     res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
 
     // MTP: z = e_proj(enorm(embed[t+1])) + h_proj(hnorm(h_L)) → block → hc_head → norm → head
@@ -320,8 +347,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
         cpu::linear_bwd_data(dxn2, mtp_logits.data(), head, N, d, V);
         cpu::linear_bwd_weight(ghead, mtp_logits.data(), xn2, N, d, V);
         float* dx2 = tmp(T_DX2, N * d);
-        cpu::rmsnorm_backward(dx2, params_.g(p + "norm.weight"), dxn2, x2, params_.w(p + "norm.weight"), x2rstd, N,
-                              d);
+        cpu::rmsnorm_backward(dx2, params_.g(p + "norm.weight"), dxn2, x2, params_.w(p + "norm.weight"), x2rstd, N, d);
         float* dz_out = tmp(T_DZOUT, N * nd);
         cpu::hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),
                               params_.g(p + "hc_head_scale"), dx2, H(L + 1), params_.w(p + "hc_head_fn"),
@@ -348,8 +374,8 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
         cpu::rmsnorm_backward(de, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"), erstd, N, d);
         cpu::embedding_backward(params_.g("embed.weight"), de, batch.mtp_input_ids, N, d, V);
         float* dh_extra = tmp(T_DHX, N * nd);
-        cpu::rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, H(L), params_.w(p + "hnorm.weight"),
-                              hrstd, N * n, d);
+        cpu::rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, H(L), params_.w(p + "hnorm.weight"), hrstd,
+                              N * n, d);
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < N * nd; i++) dh[i] += dh_extra[i];
     }

@@ -48,7 +48,7 @@ struct step_profile {
 };
 
 struct step_result {
-    double loss = 0;       // total: lm + λ_mtp·mtp + bal + λ_idx·idx
+    double loss = 0;  // total: lm + λ_mtp·mtp + bal + λ_idx·idx
     double lm = 0, mtp = 0, bal = 0, idx = 0;
     int64_t n_lm = 0, n_mtp = 0;
     // tokens routed to each expert, per MoE layer (blocks 0..L-1, then MTP): [layer][E]
@@ -77,37 +77,37 @@ struct block_acts {
     std::vector<float> y1, post1, comb1, mix1, rho1;  // [N,d] [N,n] [N,n,n] [N,rows] [N]
     std::vector<float> h_mid;                         // [N,n,d] state between the two sub-layers
     std::vector<float> y2, post2, comb2, mix2, rho2;
-    std::vector<float> F1, F2;                        // [N,d] sub-layer outputs
+    std::vector<float> F1, F2;  // [N,d] sub-layer outputs
     // attention
-    std::vector<float> a1, a1_rstd;                   // [N,d] attn_norm(y1), [N]
-    std::vector<float> qa, qa_rstd, qr;               // [N,dc], [N], [N,dc]
-    std::vector<float> q, q_rstd;                     // [N,H,c] normalised + roped, [N·H]
-    std::vector<float> kv_pre, kv_rstd;               // [N,c], [N]
-    std::vector<float> kv_all;                        // [N + Nc, c] window kv then compressed kv (normed, roped)
-    std::vector<float> ckv, cg;                       // [N, coff·c] compressor projections
-    std::vector<float> cpool, cpool_rstd;             // [Nc, c] pooled (pre-norm), [Nc]
-    std::vector<float> iq;                            // [N, HI, cI] indexer queries (roped)
-    std::vector<float> ikv, ig;                       // [N, 2cI]
-    std::vector<float> ipool, ipool_rstd, ik;         // [Nc, cI], [Nc], [Nc, cI] (normed, roped)
-    std::vector<float> iw;                            // [N, HI] scaled head weights
-    std::vector<float> iscores;                       // [N, ld] scores; after the loss: dL_idx/dscores
-    std::vector<int32_t> sel, nsel;                   // [N, kw], [N]
+    std::vector<float> a1, a1_rstd;            // [N,d] attn_norm(y1), [N]
+    std::vector<float> qa, qa_rstd, qr;        // [N,dc], [N], [N,dc]
+    std::vector<float> q, q_rstd;              // [N,H,c] normalised + roped, [N·H]
+    std::vector<float> kv_pre, kv_rstd;        // [N,c], [N]
+    std::vector<float> kv_all;                 // [N + Nc, c] window kv then compressed kv (normed, roped)
+    std::vector<float> ckv, cg;                // [N, coff·c] compressor projections
+    std::vector<float> cpool, cpool_rstd;      // [Nc, c] pooled (pre-norm), [Nc]
+    std::vector<float> iq;                     // [N, HI, cI] indexer queries (roped)
+    std::vector<float> ikv, ig;                // [N, 2cI]
+    std::vector<float> ipool, ipool_rstd, ik;  // [Nc, cI], [Nc], [Nc, cI] (normed, roped)
+    std::vector<float> iw;                     // [N, HI] scaled head weights
+    std::vector<float> iscores;                // [N, ld] scores; after the loss: dL_idx/dscores
+    std::vector<int32_t> sel, nsel;            // [N, kw], [N]
     int64_t ld = 0, kw = 0;
-    std::vector<int64_t> key_offset;                  // [N+1]
-    std::vector<int32_t> key_idx;                     // [Σ nk]
-    std::vector<int32_t> n_window;                    // [N] window keys at the head of each list
-    std::vector<float> P;                             // [Σ nk · H]
-    std::vector<float> o;                             // [N,H,c] attention output before the inverse RoPE
-    std::vector<float> u;                             // [N, g·dg]
+    std::vector<int64_t> key_offset;  // [N+1]
+    std::vector<int32_t> key_idx;     // [Σ nk]
+    std::vector<int32_t> n_window;    // [N] window keys at the head of each list
+    std::vector<float> P;             // [Σ nk · H]
+    std::vector<float> o;             // [N,H,c] attention output before the inverse RoPE
+    std::vector<float> u;             // [N, g·dg]
     // MoE
-    std::vector<float> a2, a2_rstd;                   // [N,d], [N]
-    std::vector<float> logits, s, weight;             // [N,E], [N,E], [N,K]
-    std::vector<int32_t> sel_e;                       // [N,K]
+    std::vector<float> a2, a2_rstd;        // [N,d], [N]
+    std::vector<float> logits, s, weight;  // [N,E], [N,E], [N,K]
+    std::vector<int32_t> sel_e;            // [N,K]
     cpu::moe_state moe;
-    std::vector<float> sh13, sh_h;                    // [N, 2·Is] shared expert pre-activations, [N, Is] swiglu
+    std::vector<float> sh13, sh_h;  // [N, 2·Is] shared expert pre-activations, [N, Is] swiglu
     // losses of this block
     double bal = 0, idx = 0;
-    std::vector<int64_t> load;                        // [E]
+    std::vector<int64_t> load;  // [E]
 };
 
 // mHC sizes of a config.
@@ -184,10 +184,10 @@ class dsv4_model {
     std::vector<block_acts> acts_;                  // per block (one shared entry under recompute)
     std::vector<float> hs_;                         // [(L+2)·N·n·d] block boundary states (+ MTP output)
     std::vector<float> logits_out_, mtp_logits_out_;
-    std::vector<float> logits_, mtp_logits_;        // [N,V] logits, turned into their gradients by the loss
-    std::vector<float> mtp_in_;                     // [N,n,d] input state of the MTP block
-    std::vector<int32_t> hash_sel_;                 // [N,K] tid2eid rows of the step's tokens
-    step_profile* prof_ = nullptr;                  // the running step's profile, when profiling
+    std::vector<float> logits_, mtp_logits_;  // [N,V] logits, turned into their gradients by the loss
+    std::vector<float> mtp_in_;               // [N,n,d] input state of the MTP block
+    std::vector<int32_t> hash_sel_;           // [N,K] tid2eid rows of the step's tokens
+    step_profile* prof_ = nullptr;            // the running step's profile, when profiling
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
     std::vector<std::vector<float>> tmp_;
     float* tmp(int slot, size_t n);

@@ -65,8 +65,8 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
 }
 
 // dy [N,d] assigned from dF [N,d]
-void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const block_weights& W,
-                              const block_weights& G, const layer_ctx& ctx) {
+void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const block_weights& W, const block_weights& G,
+                              const layer_ctx& ctx) {
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
     const int64_t I = cfg.moe_intermediate_size, Is = (int64_t)cfg.n_shared_experts * I;
@@ -104,8 +104,8 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
                                    ctx.opts->alpha_bal);
     }
     float* dlog = tmp(T_DLOG, N * E);
-    cpu::router_backward(dlog, dw, ds, A.logits.data(), A.s.data(), A.sel_e.data(), A.weight.data(), N, (int)E,
-                         (int)K, cfg.routed_scaling_factor);
+    cpu::router_backward(dlog, dw, ds, A.logits.data(), A.s.data(), A.sel_e.data(), A.weight.data(), N, (int)E, (int)K,
+                         cfg.routed_scaling_factor);
     cpu::linear_bwd_data(da, dlog, W.gate, N, d, E, true);
     cpu::linear_bwd_weight(G.gate, dlog, a, N, d, E);
 

@@ -43,7 +43,9 @@ int param_store::index(const std::string& name) const {
     return it->second;
 }
 
-void param_store::zero_grads() { std::memset(grads.data(), 0, sizeof(float) * n_floats); }
+void param_store::zero_grads() {
+    std::memset(grads.data(), 0, sizeof(float) * n_floats);
+}
 
 int64_t param_store::trainable_count() const {
     int64_t n = 0;

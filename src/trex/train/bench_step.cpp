@@ -134,16 +134,15 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         TREX_CHECK(std::filesystem::exists(python),
                    "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)", python);
         TREX_CHECK(std::filesystem::exists(script), "bench step --peer: peer script {} not found", script);
-        const std::string tmp = fmt::format("{}/trex-peer-{}.safetensors",
-                                            std::filesystem::temp_directory_path().string(), (long)getpid());
+        const std::string tmp =
+            fmt::format("{}/trex-peer-{}.safetensors", std::filesystem::temp_directory_path().string(), (long)getpid());
         write_peer_input(tmp, model, batch, opt, so);
         // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
         const std::string errfile = tmp + ".stderr";
-        const std::string cmd =
-            fmt::format("env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
-                        "--threads {} --impl {} 2>'{}'",
-                        python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
-                        errfile);
+        const std::string cmd = fmt::format(
+            "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
+            "--threads {} --impl {} 2>'{}'",
+            python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl, errfile);
         int status = 0;
         const std::string out = run_capture(cmd, &status);
         std::string err;
@@ -179,20 +178,21 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
 
 std::string format_bench_step(const bench_step_result& r) {
     std::string s;
-    s += fmt::format("trex bench step: {} | batch {} x seq {} = {} tokens/step | {} threads\n", r.config_name,
-                     r.batch, r.seq, r.tokens_per_step, r.threads);
-    s += fmt::format("  step            {}\n", r.step_kind == "full"
-                                                ? "full: forward + LM, MTP, balance and indexer losses + backward"
-                                                : "lm-only (as HF transformers can run it): no MTP, balance or indexer "
-                                                  "loss");
+    s += fmt::format("trex bench step: {} | batch {} x seq {} = {} tokens/step | {} threads\n", r.config_name, r.batch,
+                     r.seq, r.tokens_per_step, r.threads);
+    s += fmt::format("  step            {}\n",
+                     r.step_kind == "full" ? "full: forward + LM, MTP, balance and indexer losses + backward"
+                                           : "lm-only (as HF transformers can run it): no MTP, balance or indexer "
+                                             "loss");
     s += fmt::format("  step time       {:.4f} s (median; min {:.4f} s), loss {:.6f}\n", r.step_seconds,
                      r.step_seconds_min, r.loss);
     s += fmt::format("  throughput      {:.1f} tokens/s\n", r.tokens_per_s);
     s += fmt::format("  model FLOPs     {:.4g} per token (forward + backward)\n", r.flops_per_token);
     s += fmt::format("                  {}\n", r.flops_formula);
     s += fmt::format("  achieved        {:.1f} GFLOP/s\n", r.gflops);
-    s += fmt::format("  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
-                     r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
+    s +=
+        fmt::format("  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
+                    r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
     s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
     if (!r.profile.empty()) {
         s += fmt::format("  profile of one more step ({:.4f} s; wall time per section, summed over layers):\n",
@@ -205,15 +205,17 @@ std::string format_bench_step(const bench_step_result& r) {
         }
         std::sort(rows.rbegin(), rows.rend());
         for (const auto& [sec, name] : rows)
-            s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", name, 1e3 * sec, 100.0 * sec / r.profile_step_seconds);
+            s +=
+                fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", name, 1e3 * sec, 100.0 * sec / r.profile_step_seconds);
         s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", "(outside sections)",
                          1e3 * (r.profile_step_seconds - covered),
                          100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds);
     }
     if (r.has_peer) {
-        s += fmt::format("  peer            {} on PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
-                         r.peer_impl == "hf" ? "HF transformers DeepseekV4ForCausalLM" : "tests/reference/dsv4_ref.py",
-                         r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
+        s += fmt::format(
+            "  peer            {} on PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
+            r.peer_impl == "hf" ? "HF transformers DeepseekV4ForCausalLM" : "tests/reference/dsv4_ref.py",
+            r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
         s += fmt::format("  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command)\n",
                          r.ratio_vs_peer);
     }

@@ -14,13 +14,13 @@
 namespace trex {
 
 struct bench_step_options {
-    int64_t batch = 8;      // B rows
-    int64_t seq = 256;      // S tokens per row
-    int steps = 5;          // timed steps (median reported)
-    int warmup = 2;         // untimed steps first
+    int64_t batch = 8;  // B rows
+    int64_t seq = 256;  // S tokens per row
+    int steps = 5;      // timed steps (median reported)
+    int warmup = 2;     // untimed steps first
     bool dense_csa = false;
     bool recompute = false;
-    uint64_t seed = 1;      // weights and tokens
+    uint64_t seed = 1;  // weights and tokens
     bool peer = false;
     std::string python;       // interpreter for the peer ("" = <source>/.venv/bin/python)
     std::string peer_script;  // "" = <source>/tests/reference/peer_bench.py
@@ -28,25 +28,25 @@ struct bench_step_options {
     // "reference": the full step in tests/reference/dsv4_ref.py; "hf": HF transformers' DeepseekV4ForCausalLM, which
     // has no MTP, balance or indexer loss, so both sides then time forward + LM loss + backward only.
     std::string peer_impl = "reference";
-    bool profile = false;     // one extra (untimed) step with per-section wall times
+    bool profile = false;  // one extra (untimed) step with per-section wall times
 };
 
 struct bench_step_result {
     std::string config_name;
     int64_t batch = 0, seq = 0, tokens_per_step = 0;
-    std::string step_kind;           // "full" (all losses, MTP) or "lm-only" (the reduced step of --peer-impl hf)
+    std::string step_kind;  // "full" (all losses, MTP) or "lm-only" (the reduced step of --peer-impl hf)
     int threads = 0;
-    double step_seconds = 0;         // median
+    double step_seconds = 0;  // median
     double step_seconds_min = 0;
     double tokens_per_s = 0;
     double flops_per_token = 0;
     std::string flops_formula;
-    double gflops = 0;               // achieved model GFLOP/s
-    double peak_gflops = 0;          // measured fp32 FMA peak
+    double gflops = 0;       // achieved model GFLOP/s
+    double peak_gflops = 0;  // measured fp32 FMA peak
     std::string peak_isa;
-    double sgemm_gflops = 0;         // measured oneDNN sgemm rate (practical ceiling)
-    double mfu = 0;                  // gflops / peak_gflops
-    double loss = 0;                 // the step's total loss (sanity: the peer computes the same)
+    double sgemm_gflops = 0;                // measured oneDNN sgemm rate (practical ceiling)
+    double mfu = 0;                         // gflops / peak_gflops
+    double loss = 0;                        // the step's total loss (sanity: the peer computes the same)
     std::map<std::string, double> profile;  // section -> seconds of the profiled step (when requested)
     double profile_step_seconds = 0;
     // peer
@@ -57,7 +57,7 @@ struct bench_step_result {
     std::string peer_threads;
     std::string peer_version;
     std::string peer_impl;
-    double ratio_vs_peer = 0;        // tokens_per_s / peer_tokens_per_s
+    double ratio_vs_peer = 0;  // tokens_per_s / peer_tokens_per_s
 };
 
 bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,

@@ -6,9 +6,9 @@
 namespace trex {
 
 struct peak_measurement {
-    double gflops = 0;    // best of the repetitions, all threads
+    double gflops = 0;  // best of the repetitions, all threads
     int threads = 0;
-    std::string isa;      // "avx512f" or "avx2-fma" or "scalar"
+    std::string isa;  // "avx512f" or "avx2-fma" or "scalar"
 };
 
 // fp32 FMA throughput: every OpenMP thread runs independent chains of vector FMAs (widest ISA the CPU reports).

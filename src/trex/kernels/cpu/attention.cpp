@@ -133,7 +133,7 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
             use_query[slot] = (int32_t)t;
             use_pos[slot] = a;
         }
-    // pass 2: per key
+        // pass 2: per key
 #pragma omp parallel for schedule(dynamic, 16)
     for (int64_t r = 0; r < Nk; r++) {
         float* dk = dkv + r * c;

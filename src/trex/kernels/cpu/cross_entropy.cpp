@@ -24,8 +24,7 @@ double row_logsumexp(const float* row, int64_t V) {
 
 }  // namespace
 
-double cross_entropy_fused(float* logits, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V,
-                           double scale) {
+double cross_entropy_fused(float* logits, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V, double scale) {
     std::vector<double> loss(N, 0.0);
     const float s = (float)scale;
 #pragma omp parallel for schedule(static)

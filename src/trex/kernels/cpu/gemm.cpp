@@ -19,8 +19,8 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
             for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
         return;
     }
-    dnnl_status_t st = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                  ldc);
+    dnnl_status_t st =
+        dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     TREX_CHECK(st == dnnl_success, "oneDNN sgemm failed (status {}) for M={} N={} K={}", (int)st, M, N, K);
 }
 
@@ -28,8 +28,7 @@ void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in,
     gemm(false, true, N, out, in, 1.0f, x, in, W, in, accumulate ? 1.0f : 0.0f, y, out);
 }
 
-void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,
-                     bool accumulate) {
+void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
     gemm(false, false, N, in, out, 1.0f, dy, out, W, in, accumulate ? 1.0f : 0.0f, dx, in);
 }
 

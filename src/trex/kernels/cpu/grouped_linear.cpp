@@ -12,8 +12,8 @@ void grouped_linear_forward(float* u, const float* x, const float* Wa, int64_t N
 }
 
 // dx = du_k · Wa_k (assigned) ; dWa_k += du_kᵀ · x_k
-void grouped_linear_backward(float* dx, float* dWa, const float* du, const float* x, const float* Wa, int64_t N,
-                             int g, int64_t in_g, int64_t dg) {
+void grouped_linear_backward(float* dx, float* dWa, const float* du, const float* x, const float* Wa, int64_t N, int g,
+                             int64_t in_g, int64_t dg) {
     for (int k = 0; k < g; k++) {
         gemm(false, false, N, in_g, dg, 1.0f, du + k * dg, g * dg, Wa + k * dg * in_g, in_g, 0.0f, dx + k * in_g,
              g * in_g);

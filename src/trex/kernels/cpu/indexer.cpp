@@ -61,9 +61,9 @@ void indexer_scores_forward(float* scores, const float* qI, const float* KI, con
     }
 }
 
-void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI,
-                             const float* KI, const float* w, const int32_t* doc_of, const int32_t* pos,
-                             const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m, int64_t ld) {
+void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI, const float* KI,
+                             const float* w, const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset,
+                             int64_t N, int HI, int64_t cI, int m, int64_t ld) {
     static thread_local std::vector<float> Z;
     for (const auto& r : doc_runs(doc_of, N)) {
         const int64_t ne = (pos[r.start + r.len - 1] + 1) / m;
@@ -117,9 +117,8 @@ void indexer_topk(int32_t* sel, int32_t* nsel, const float* scores, const int32_
                 const float* s = scores + t * ld;
                 idx.resize(vis);
                 std::iota(idx.begin(), idx.end(), 0);
-                std::nth_element(idx.begin(), idx.begin() + keep, idx.end(), [s](int32_t a, int32_t b) {
-                    return s[a] > s[b] || (s[a] == s[b] && a < b);
-                });
+                std::nth_element(idx.begin(), idx.begin() + keep, idx.end(),
+                                 [s](int32_t a, int32_t b) { return s[a] > s[b] || (s[a] == s[b] && a < b); });
                 std::sort(idx.begin(), idx.begin() + keep);
                 std::copy(idx.begin(), idx.begin() + keep, out);
             }
@@ -129,8 +128,8 @@ void indexer_topk(int32_t* sel, int32_t* nsel, const float* scores, const int32_
     }
 }
 
-double indexer_loss(float* dscores, const float* scores, const float* p_target, const int32_t* sel,
-                    const int32_t* nsel, int64_t N, int k, int64_t ld) {
+double indexer_loss(float* dscores, const float* scores, const float* p_target, const int32_t* sel, const int32_t* nsel,
+                    int64_t N, int k, int64_t ld) {
     int64_t nq = 0;
     for (int64_t t = 0; t < N; t++) nq += nsel[t] > 0;
     std::vector<double> kl(N, 0.0);

@@ -18,7 +18,9 @@ namespace {
 constexpr int max_streams = 8;
 constexpr int max_sinkhorn_steps = 2 * 64;
 
-inline float sigmoidf(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+inline float sigmoidf(float z) {
+    return 1.0f / (1.0f + std::exp(-z));
+}
 
 // rho[t] = (mean over n·d of X² + eps)^-1/2
 void stream_rms(float* rho, const float* X, int64_t N, int64_t nd, double eps) {
@@ -49,7 +51,9 @@ void project_streams(float* mix, float* rho, const float* X, const float* fn, in
 // backward: trace[0] = P0, trace[1 + s] = input of step s.
 constexpr int lanes = 8;
 
-inline float* trace_at(float* trace, int i, int n) { return trace + (int64_t)i * n * n * lanes; }
+inline float* trace_at(float* trace, int i, int n) {
+    return trace + (int64_t)i * n * n * lanes;
+}
 
 void sinkhorn_block(float* comb, float* trace, const float* R, int n, int iters, float eps) {
     float P[max_streams * max_streams * lanes];
@@ -221,10 +225,10 @@ void hc_pre_backward(float* dX, float* dfn, float* dbase, float* dscale, const f
     const int n = dims.n, rows = dims.rows();
     const int64_t d = dims.d, nd = n * d;
     const float eps = (float)dims.hc_eps;
-    std::vector<float> dz((size_t)N * rows);     // gradient w.r.t. the pre-activation z = mix·scale + base
-    std::vector<float> dsc((size_t)N * 3);       // per-token scale gradients
-    std::vector<float> G((size_t)N * rows);      // ρ·dmix, the GEMM operand
-    std::vector<float> corr((size_t)N);          // −(dmix·mix)·ρ²/(n·d)
+    std::vector<float> dz((size_t)N * rows);  // gradient w.r.t. the pre-activation z = mix·scale + base
+    std::vector<float> dsc((size_t)N * 3);    // per-token scale gradients
+    std::vector<float> G((size_t)N * rows);   // ρ·dmix, the GEMM operand
+    std::vector<float> corr((size_t)N);       // −(dmix·mix)·ρ²/(n·d)
     // Sinkhorn backward for blocks of `lanes` tokens: dz[t, 2n + q] = dR
     const int nn = n * n;
     const int64_t nblk = (N + lanes - 1) / lanes;
@@ -285,8 +289,8 @@ void hc_pre_backward(float* dX, float* dfn, float* dbase, float* dscale, const f
             for (int64_t i = 0; i < d; i++) dxj[i] += pre * dyt[i] + ct * xj[i];
         }
     }
-    gemm(false, false, N, nd, rows, 1.0f, G.data(), rows, fn, nd, 1.0f, dX, nd);   // dX += G·fn
-    gemm(true, false, rows, nd, N, 1.0f, G.data(), rows, X, nd, 1.0f, dfn, nd);    // dfn += Gᵀ·X
+    gemm(false, false, N, nd, rows, 1.0f, G.data(), rows, fn, nd, 1.0f, dX, nd);  // dX += G·fn
+    gemm(true, false, rows, nd, N, 1.0f, G.data(), rows, X, nd, 1.0f, dfn, nd);   // dfn += Gᵀ·X
     reduce_rows(dbase, dz.data(), N, rows);
     reduce_rows(dscale, dsc.data(), N, 3);
 }

@@ -15,8 +15,12 @@ namespace trex::cpu {
 
 namespace {
 
-inline float softplusf(float u) { return std::max(u, 0.0f) + std::log1p(std::exp(-std::fabs(u))); }
-inline float sigmoidf(float u) { return 1.0f / (1.0f + std::exp(-u)); }
+inline float softplusf(float u) {
+    return std::max(u, 0.0f) + std::log1p(std::exp(-std::fabs(u)));
+}
+inline float sigmoidf(float u) {
+    return 1.0f / (1.0f + std::exp(-u));
+}
 
 }  // namespace
 
@@ -49,9 +53,8 @@ void router_forward(int32_t* sel, float* weight, float* s, const float* logits, 
 }
 
 // ds_sel_g = (rs/Σs)·(dw_g − Σ_f dw_f·w_f/rs); du = (ds_sel + ds_extra)·σ(u)/(2s)
-void router_backward(float* dlogits, const float* dweight, const float* ds_extra, const float* logits,
-                     const float* s, const int32_t* sel, const float* weight, int64_t N, int E, int K,
-                     double route_scale) {
+void router_backward(float* dlogits, const float* dweight, const float* ds_extra, const float* logits, const float* s,
+                     const int32_t* sel, const float* weight, int64_t N, int E, int K, double route_scale) {
     const float rs = (float)route_scale;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++) {
@@ -137,7 +140,8 @@ void build_permutation(moe_state& st, const int32_t* sel, int64_t N, int E, int 
 void gather_rows(float* rows, const float* x, const moe_state& st, int64_t d, int K) {
     const int64_t NK = (int64_t)st.row_slot.size();
 #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < NK; r++) std::memcpy(rows + r * d, x + (int64_t)(st.row_slot[r] / K) * d, d * sizeof(float));
+    for (int64_t r = 0; r < NK; r++)
+        std::memcpy(rows + r * d, x + (int64_t)(st.row_slot[r] / K) * d, d * sizeof(float));
 }
 
 // y[t] = Σ_k rows[slot_row[t·K+k]] (assigned, k ascending)
@@ -158,8 +162,8 @@ void combine_rows(float* y, const float* rows, const moe_state& st, int64_t N, i
 }  // namespace
 
 void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t* sel, const float* weight,
-                         const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K,
-                         int64_t I, double limit) {
+                         const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I,
+                         double limit) {
     const int64_t NK = N * K;
     build_permutation(st, sel, N, E, K);
     static thread_local std::vector<float> xp_buf, hw_buf, yp_buf;

@@ -62,13 +62,13 @@ void indexer_scores_forward(float* scores, const float* qI, const float* KI, con
                             const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m,
                             int64_t ld);
 // dqI, dw assigned; dKI +=
-void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI,
-                             const float* KI, const float* w, const int32_t* doc_of, const int32_t* pos,
-                             const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m, int64_t ld);
+void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI, const float* KI,
+                             const float* w, const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset,
+                             int64_t N, int HI, int64_t cI, int m, int64_t ld);
 void indexer_topk(int32_t* sel, int32_t* nsel, const float* scores, const int32_t* pos, int64_t N, int m, int k,
                   int64_t ld, bool dense);
-double indexer_loss(float* dscores, const float* scores, const float* p_target, const int32_t* sel,
-                    const int32_t* nsel, int64_t N, int k, int64_t ld);
+double indexer_loss(float* dscores, const float* scores, const float* p_target, const int32_t* sel, const int32_t* nsel,
+                    int64_t N, int k, int64_t ld);
 
 // ---------------------------------------------------------------- sparse attention with sink
 void attention_forward(float* o, float* P, const float* q, const float* kv, const float* sink,
@@ -80,15 +80,14 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
 
 // ---------------------------------------------------------------- grouped output projection
 void grouped_linear_forward(float* u, const float* x, const float* Wa, int64_t N, int g, int64_t in_g, int64_t dg);
-void grouped_linear_backward(float* dx, float* dWa, const float* du, const float* x, const float* Wa, int64_t N,
-                             int g, int64_t in_g, int64_t dg);
+void grouped_linear_backward(float* dx, float* dWa, const float* du, const float* x, const float* Wa, int64_t N, int g,
+                             int64_t in_g, int64_t dg);
 
 // ---------------------------------------------------------------- MoE
 void router_forward(int32_t* sel, float* weight, float* s, const float* logits, const float* bias,
                     const int32_t* hash_sel, int64_t N, int E, int K, double route_scale);
-void router_backward(float* dlogits, const float* dweight, const float* ds_extra, const float* logits,
-                     const float* s, const int32_t* sel, const float* weight, int64_t N, int E, int K,
-                     double route_scale);
+void router_backward(float* dlogits, const float* dweight, const float* ds_extra, const float* logits, const float* s,
+                     const int32_t* sel, const float* weight, int64_t N, int E, int K, double route_scale);
 void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit);
 void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, int64_t I, double limit);
 
@@ -103,8 +102,8 @@ struct moe_state {
 // y assigned. Tokens are permuted by expert (stable: ascending slot), each expert runs two GEMMs, outputs are
 // summed back per token in slot order.
 void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t* sel, const float* weight,
-                         const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K,
-                         int64_t I, double limit);
+                         const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I,
+                         double limit);
 // dx, dweight assigned; dw13[e], dw2[e] +=
 void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
                           const moe_state& st, const float* x, const float* weight, const float* const* w13,

@@ -29,6 +29,8 @@ inline float exp_fast(float x) {
     return p * scale;
 }
 
-inline float sigmoid_fast(float x) { return 1.0f / (1.0f + exp_fast(-x)); }
+inline float sigmoid_fast(float x) {
+    return 1.0f / (1.0f + exp_fast(-x));
+}
 
 }  // namespace trex::cpu

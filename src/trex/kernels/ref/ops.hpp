@@ -36,8 +36,8 @@ void rmsnorm_backward(T* dx, T* dw, const T* dy, const T* x, const T* w, const T
 
 // ---------------------------------------------------------------- rope (rope.cpp)
 // Inverse frequencies θ_i (i < r/2) with optional YaRN exactly as docs/model.md §3.2 (double precision).
-void rope_inv_freq(double* theta, int r, double base, bool yarn, double factor, int64_t original_len,
-                   double beta_fast, double beta_slow);
+void rope_inv_freq(double* theta, int r, double base, bool yarn, double factor, int64_t original_len, double beta_fast,
+                   double beta_slow);
 // In place on the last r = 2*table.half dims of every vector: x [N, nvec, c] (vector length c), pos [N].
 // Rotates by +pos (inverse == false) or −pos (inverse == true). The backward of a rotation by +pos is the
 // rotation by −pos, so rope_forward(…, !inverse) is the backward.
@@ -96,27 +96,26 @@ void compressor_backward(T* dkvp, T* dgp, T* dape, const T* dout, const T* kvp, 
 // rest of the row is left untouched. qI [N,HI,cI], KI [Nc,cI], w [N,HI] (already scaled by (cI·HI)^-1/2).
 // doc_of [N]: document index of each token; pos [N]: document position.
 template <typename T>
-void indexer_scores_forward(T* scores, const T* qI, const T* KI, const T* w, const int32_t* doc_of,
-                            const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m,
-                            int64_t ld);
+void indexer_scores_forward(T* scores, const T* qI, const T* KI, const T* w, const int32_t* doc_of, const int32_t* pos,
+                            const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m, int64_t ld);
 // dqI, dw assigned; dKI += (entries are shared by many queries). dscores has the layout of scores; only the
 // visible entries are read.
 template <typename T>
 void indexer_scores_backward(T* dqI, T* dKI, T* dw, const T* dscores, const T* qI, const T* KI, const T* w,
-                             const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset, int64_t N,
-                             int HI, int64_t cI, int m, int64_t ld);
+                             const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset, int64_t N, int HI,
+                             int64_t cI, int m, int64_t ld);
 // Selection: sel [N,k] = the min(k, visible(t)) visible entries with the largest score (ties: lower index first),
 // sorted ascending, padded with −1; nsel [N]. dense: every visible entry (then sel must have room: k ≥ max visible).
 template <typename T>
-void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k,
-                  int64_t ld, bool dense);
+void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k, int64_t ld,
+                  bool dense);
 // KL loss of docs/model.md §4 for one layer. p_target [N,k] = target distribution over each query's selected
 // entries (sums to 1 over the first nsel[t] slots). Returns Σ_t KL_t / n_q (n_q = queries with nsel > 0) and
 // writes dscores (the gradient of that value w.r.t. scores) on the selected entries, 0 on the others (the first
 // `ld` columns of every row are written).
 template <typename T>
-double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_t* sel, const int32_t* nsel,
-                    int64_t N, int k, int64_t ld);
+double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_t* sel, const int32_t* nsel, int64_t N,
+                    int k, int64_t ld);
 
 // ---------------------------------------------------------------- sparse attention with sink (attention.cpp)
 // Query t attends to the keys key_idx[key_offset[t] .. key_offset[t+1]) (rows of kv [Nk,c]), all H heads sharing
@@ -150,8 +149,8 @@ void router_forward(int32_t* sel, T* weight, T* s, const T* logits, const T* bia
 // dlogits assigned from dweight [N,K] and ds_extra [N,E] (an extra gradient w.r.t. s, e.g. the balance loss;
 // nullptr = none).
 template <typename T>
-void router_backward(T* dlogits, const T* dweight, const T* ds_extra, const T* logits, const T* s,
-                     const int32_t* sel, const T* weight, int64_t N, int E, int K, double route_scale);
+void router_backward(T* dlogits, const T* dweight, const T* ds_extra, const T* logits, const T* s, const int32_t* sel,
+                     const T* weight, int64_t N, int E, int K, double route_scale);
 // Clamped SwiGLU on the concatenated [a1 | a3] pre-activations: h = silu(min(a1,L)) ⊙ clamp(a3,−L,L) [n,I];
 // a13 [n,2I]; limit L <= 0 disables the clamp.
 template <typename T>
@@ -162,13 +161,13 @@ void swiglu_backward(T* da13, const T* dh, const T* a13, int64_t n, int64_t I, d
 // Routed experts: y[t] = Σ_k weight[t,k]·w2_e·swiglu(w13_e·x[t]), e = sel[t,k] (k ascending).
 // w13[e] [2I,d] (w1 rows then w3 rows), w2[e] [d,I]. y, x [N,d].
 template <typename T>
-void moe_experts_forward(T* y, const T* x, const int32_t* sel, const T* weight, const T* const* w13,
-                         const T* const* w2, int64_t N, int64_t d, int K, int64_t I, double limit);
+void moe_experts_forward(T* y, const T* x, const int32_t* sel, const T* weight, const T* const* w13, const T* const* w2,
+                         int64_t N, int64_t d, int K, int64_t I, double limit);
 // dx, dweight assigned; dw13[e], dw2[e] +=.
 template <typename T>
-void moe_experts_backward(T* dx, T* dweight, T* const* dw13, T* const* dw2, const T* dy, const T* x,
-                          const int32_t* sel, const T* weight, const T* const* w13, const T* const* w2, int64_t N,
-                          int64_t d, int K, int64_t I, double limit);
+void moe_experts_backward(T* dx, T* dweight, T* const* dw13, T* const* dw2, const T* dy, const T* x, const int32_t* sel,
+                          const T* weight, const T* const* w13, const T* const* w2, int64_t N, int64_t d, int K,
+                          int64_t I, double limit);
 // Sequence-wise balance loss of one layer (docs/model.md §4) over B rows of S tokens:
 // returns alpha·(1/B)·Σ_b Σ_i f_i P_i.
 template <typename T>
