@@ -27,6 +27,8 @@ packages=(
   build-essential cmake git pkg-config python3 python3-venv
   libdnnl-dev              # oneDNN: GEMM
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev
+  libxxhash-dev            # checkpoint and shard checksums
+  libtomlplusplus-dev      # run configs (trex train --config run.toml)
 )
 missing=()
 for p in "${packages[@]}"; do

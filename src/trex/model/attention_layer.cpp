@@ -182,7 +182,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
         // iscores becomes dL_idx/dscores (already divided by the number of queries), scaled by λ_idx
         float* dscores = tmp(T_DSCORES, A.iscores.size());
         A.idx = cpu::indexer_loss(dscores, A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
-        const float lam = (float)ctx.opts->lambda_idx;
+        const float lam = (float)(ctx.opts->lambda_idx * ctx.opts->loss_scale);
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < (int64_t)A.iscores.size(); i++) A.iscores[i] = lam * dscores[i];
     }

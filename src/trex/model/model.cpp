@@ -266,7 +266,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
     double lm_sum =
-        cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V, n_lm > 0 ? 1.0 / (double)n_lm : 0.0);
+        cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V, n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0);
     res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
 
     // MTP: z = e_proj(enorm(embed[t+1])) + h_proj(hnorm(h_L)) → block → hc_head → norm → head
@@ -317,7 +317,7 @@ step_result dsv4_model::step(const batch_view& batch, const step_options& opts) 
         if (batch.mtp_labels) {
             int64_t n_mtp = 0;
             for (int64_t t = 0; t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
-            const double scale = n_mtp > 0 ? opts.lambda_mtp / (double)n_mtp : 0.0;
+            const double scale = n_mtp > 0 ? opts.loss_scale * opts.lambda_mtp / (double)n_mtp : 0.0;
             double mtp_sum = cpu::cross_entropy_fused(mtp_logits.data(), &res.n_mtp, batch.mtp_labels, N, V, scale);
             res.mtp = n_mtp > 0 ? mtp_sum / (double)n_mtp : 0.0;
         } else {

@@ -39,6 +39,7 @@ struct step_options {
     bool keep_logits = false;  // copy the logits out (tests); otherwise the buffer is reused for gradients
     bool backward = true;      // false: forward and losses only
     bool profile = false;      // time every section of the step (step_result::profile)
+    double loss_scale = 1.0;   // gradients are those of loss_scale·L (e.g. 1/accumulation steps); losses unscaled
 };
 
 // Wall-clock seconds per section of a step ("fwd.attn.core", "bwd.moe.experts", ...), summed over the layers.

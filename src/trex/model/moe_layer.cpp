@@ -101,7 +101,7 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
         ds = tmp(T_DS, N * E);
         std::memset(ds, 0, sizeof(float) * N * E);
         cpu::balance_loss_backward(ds, A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
-                                   ctx.opts->alpha_bal);
+                                   ctx.opts->alpha_bal * ctx.opts->loss_scale);
     }
     float* dlog = tmp(T_DLOG, N * E);
     cpu::router_backward(dlog, dw, ds, A.logits.data(), A.s.data(), A.sel_e.data(), A.weight.data(), N, (int)E, (int)K,

@@ -1,0 +1,36 @@
+// trex train: CPT / SFT runs from a TOML config (every key overridable with --set section.key=value).
+#include <cstdio>
+
+#include "commands.hpp"
+#include "trex/train/trainer.hpp"
+
+namespace trex::cli {
+
+void register_train(CLI::App& app) {
+    auto* cmd = app.add_subcommand("train", "train from a run config (CPT or SFT), with exact resume");
+    struct args_t {
+        std::string config;
+        std::vector<std::string> sets;
+        std::string resume, out;
+        int64_t steps = 0;
+    };
+    auto a = std::make_shared<args_t>();
+    cmd->add_option("--config", a->config, "run config (TOML); default: a short CPT run of the embedded v4-tiny");
+    cmd->add_option("--set", a->sets, "override a config key: section.key=value (TOML value), repeatable");
+    cmd->add_option("--resume", a->resume, "auto (newest valid checkpoint of the run) or a checkpoint directory");
+    cmd->add_option("--steps", a->steps, "shortcut for --set run.steps=N");
+    cmd->add_option("--out", a->out, "shortcut for --set run.out_dir=DIR");
+    cmd->callback([a]() {
+        std::vector<std::string> sets = a->sets;
+        if (!a->resume.empty()) sets.push_back("run.resume=\"" + a->resume + "\"");
+        if (a->steps > 0) sets.push_back("run.steps=" + std::to_string(a->steps));
+        if (!a->out.empty()) sets.push_back("run.out_dir=\"" + a->out + "\"");
+        const train_config cfg = load_train_config(a->config, sets);
+        const train_summary s = run_training(cfg);
+        std::printf("trained steps %lld..%lld: loss %.4f -> %.4f, skipped %lld; checkpoint %s%s%s\n",
+                    (long long)s.start_step, (long long)s.end_step, s.first_loss, s.last_loss, (long long)s.skipped,
+                    s.checkpoint.c_str(), s.report.empty() ? "" : "; report ", s.report.c_str());
+    });
+}
+
+}  // namespace trex::cli

@@ -1,0 +1,60 @@
+// A training run's configuration: a TOML file (configs/train-*.toml) with every field overridable on the command line
+// (`--set section.key=value`, the value in TOML syntax). Unknown keys and wrong types are one-line errors naming the
+// key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trex/optim/optimizer.hpp"
+
+namespace trex {
+
+struct data_source_config {
+    std::string kind;    // "synthetic-chain" (more kinds come with the tokenizer: text, jsonl, messages, shards)
+    std::string path;    // file or directory (unused by synthetic-chain)
+    double weight = 1.0;
+};
+
+struct train_config {
+    // [run]
+    std::string name = "run";
+    std::string out_dir = "runs/run";
+    std::string mode = "cpt";  // cpt | sft
+    uint64_t seed = 1234;
+    int64_t steps = 100;
+    std::string resume;        // "" | "auto" | a checkpoint directory
+    // [model]
+    std::string model_config = "embedded:v4-tiny";  // a config.json path, or embedded:v4-tiny
+    std::string init_from;     // a checkpoint directory (ours); empty = fresh initialisation
+    double init_std = 0.006;
+    bool recompute = false;
+    // [data]
+    int64_t batch = 8, seq = 256, grad_accum = 1;
+    int32_t pad_id = 1;
+    std::vector<data_source_config> sources;
+    // [optim]
+    optim_config optim;
+    lr_schedule schedule;
+    // [loss]
+    double mtp_weight = 0.3, mtp_weight_after_decay = 0.1;  // λ, and λ from the start of LR decay
+    double balance_alpha = 1e-4;
+    double bias_update_speed = 0.001;  // γ of the aux-loss-free bias update
+    double indexer_weight = 1.0;
+    int64_t indexer_dense_steps = 0;   // indexer warm-up: dense CSA for the first steps, then sparse
+    // [checkpoint]
+    int64_t checkpoint_every = 50;
+    int keep_last = 3;
+    // [log]
+    int64_t log_every = 1;
+    bool report = true;
+    // [guards]
+    int max_consecutive_skips = 5;
+    double spike_factor = 3.0;  // a loss above spike_factor × its running mean is logged as a spike
+};
+
+// Parses `path` ("" = defaults only) and applies the overrides ("section.key=value"); validates.
+train_config load_train_config(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace trex

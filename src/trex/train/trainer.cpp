@@ -1,0 +1,253 @@
+#include "trex/train/trainer.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
+#include "trex/base/progress.hpp"
+#include "trex/base/timer.hpp"
+#include "trex/data/packer.hpp"
+#include "trex/data/synthetic.hpp"
+#include "trex/model/counts.hpp"
+#include "trex/model/embedded_config.hpp"
+#include "trex/model/model.hpp"
+#include "trex/train/checkpoint.hpp"
+#include "trex/train/peak.hpp"
+#include "trex/train/report.hpp"
+
+namespace fs = std::filesystem;
+
+namespace trex {
+
+namespace {
+
+model_config resolve_model_config(const std::string& spec) {
+    if (spec == "embedded:v4-tiny")
+        return config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>");
+    return load_config(spec);
+}
+
+std::unique_ptr<document_source> make_source(const train_config& cfg, const model_config& mc) {
+    TREX_CHECK(cfg.sources.size() == 1, "data: mixtures of several sources need the tokenizer-backed sources (this "
+                                        "build supports one synthetic-chain source)");
+    const auto& s = cfg.sources[0];
+    TREX_CHECK(s.kind == "synthetic-chain", "data: unknown source kind '{}' (supported: synthetic-chain)", s.kind);
+    return std::make_unique<synthetic_chain_source>(mc.vocab_size, cfg.seed);
+}
+
+// Keeps the lines of metrics.jsonl with "step" ≤ last_step (a resumed run rewrites what came after its checkpoint).
+void truncate_metrics(const std::string& path, int64_t last_step) {
+    if (!fs::exists(path)) return;
+    std::istringstream in(read_file(path));
+    std::string line, kept;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        try {
+            if (nlohmann::json::parse(line).value("step", (int64_t)0) <= last_step) kept += line + "\n";
+        } catch (const std::exception&) {
+            break;  // a torn last line from a killed process
+        }
+    }
+    write_file_atomic(path, kept);
+}
+
+bool finite(double x) { return std::isfinite(x); }
+
+}  // namespace
+
+train_summary run_training(const train_config& cfg) {
+    train_summary sum;
+    std::error_code ec;
+    fs::create_directories(cfg.out_dir, ec);
+    TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
+    const model_config mc = resolve_model_config(cfg.model_config);
+    write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
+
+    dsv4_model model(mc);
+    param_store& P = model.params();
+    optimizer opt(P, cfg.optim);
+    packer data(make_source(cfg, mc), cfg.mode, cfg.pad_id);
+
+    // start: resume > init_from > fresh
+    checkpoint_state resumed;
+    bool have_resume = false;
+    if (!cfg.resume.empty()) {
+        std::string dir = cfg.resume;
+        if (cfg.resume == "auto") {
+            std::vector<std::string> skipped;
+            dir = find_latest_checkpoint(cfg.out_dir, &skipped);
+            for (const auto& s : skipped) fmt::print(stderr, "resume: {}\n", s);
+            if (dir.empty()) fmt::print(stderr, "resume: no valid checkpoint under {}, starting fresh\n", cfg.out_dir);
+        }
+        if (!dir.empty()) {
+            resumed = load_checkpoint(dir, P, &opt);
+            data.restore(resumed.data);
+            have_resume = true;
+            fmt::print(stderr, "resume: {} (step {})\n", dir, resumed.step);
+        }
+    }
+    if (!have_resume) {
+        if (!cfg.init_from.empty()) {
+            load_checkpoint(cfg.init_from, P, nullptr);
+            fmt::print(stderr, "init: weights from {}\n", cfg.init_from);
+        } else {
+            P.init(cfg.seed, cfg.init_std);
+        }
+    }
+    const int64_t start = have_resume ? resumed.step : 0;
+    int64_t skipped_total = have_resume ? resumed.run.value("skipped", (int64_t)0) : 0;
+    int64_t tokens_seen = have_resume ? resumed.run.value("tokens", (int64_t)0) : 0;
+    double loss_ema = have_resume ? resumed.run.value("loss_ema", 0.0) : 0.0;
+    sum.start_step = start;
+    const std::string metrics_path = (fs::path(cfg.out_dir) / "metrics.jsonl").string();
+    if (have_resume)
+        truncate_metrics(metrics_path, start);
+    else
+        write_file_atomic(metrics_path, "");
+
+    // MFU basis, printed once
+    flops_options fo;
+    fo.seq_len = cfg.seq;
+    fo.include_mtp = mc.has_mtp();
+    const flops_breakdown fb = training_flops_per_token(mc, fo);
+    const peak_measurement peak = measure_fma_peak(0.2);
+    fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} threads\n", cfg.name, cfg.mode,
+               cfg.steps, cfg.grad_accum, cfg.batch, cfg.seq, omp_get_max_threads());
+    fmt::print(stderr, "train: data: {}\n", data.source().describe());
+    fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {})\n",
+               fb.total, peak.gflops, peak.isa);
+
+    std::ofstream metrics(metrics_path, std::ios::app);
+    TREX_CHECK(metrics.good(), "{}: cannot open for appending", metrics_path);
+    progress bar(cfg.steps, "steps");
+    train_batch batch;
+    int consecutive_skips = 0;
+    std::string last_ckpt;
+    auto checkpoint = [&](int64_t step_done) {
+        checkpoint_state cs;
+        cs.step = step_done;
+        cs.adam_steps = opt.adam_steps();
+        cs.data = data.state();
+        cs.run = {{"skipped", skipped_total}, {"tokens", tokens_seen}, {"loss_ema", loss_ema}, {"name", cfg.name}};
+        last_ckpt = save_checkpoint(cfg.out_dir, P, &opt, cs, cfg.keep_last);
+    };
+
+    for (int64_t step = start; step < cfg.steps; step++) {
+        const double t0 = now_seconds();
+        const bool decaying = cfg.schedule.total > 0 && step >= std::max(cfg.schedule.decay_start, cfg.schedule.warmup);
+        step_options so;
+        so.lambda_mtp = decaying ? cfg.mtp_weight_after_decay : cfg.mtp_weight;
+        so.alpha_bal = cfg.balance_alpha;
+        so.lambda_idx = cfg.indexer_weight;
+        so.dense_csa = step < cfg.indexer_dense_steps;
+        so.recompute = cfg.recompute;
+        so.loss_scale = 1.0 / (double)cfg.grad_accum;
+        P.zero_grads();
+        step_result acc;
+        int64_t step_tokens = 0;
+        for (int64_t micro = 0; micro < cfg.grad_accum; micro++) {
+            data.next(batch, cfg.batch, cfg.seq);
+            const step_result r = model.step(batch.view(), so);
+            const double w = 1.0 / (double)cfg.grad_accum;
+            acc.loss += w * r.loss;
+            acc.lm += w * r.lm;
+            acc.mtp += w * r.mtp;
+            acc.bal += w * r.bal;
+            acc.idx += w * r.idx;
+            if (acc.expert_load.empty()) acc.expert_load = r.expert_load;
+            else
+                for (size_t l = 0; l < r.expert_load.size(); l++)
+                    for (size_t e = 0; e < r.expert_load[l].size(); e++) acc.expert_load[l][e] += r.expert_load[l][e];
+            step_tokens += batch.B * batch.S;
+        }
+        const double lr = cfg.schedule.at(step);
+        const double gnorm = opt.grad_norm();
+        const bool bad = !finite(acc.loss) || !finite(gnorm);
+        optim_step_stats os;
+        os.lr = lr;
+        os.grad_norm = gnorm;
+        if (bad) {
+            skipped_total++;
+            consecutive_skips++;
+        } else {
+            consecutive_skips = 0;
+            os = opt.step(lr);
+            model.update_expert_biases(acc, cfg.bias_update_speed);
+        }
+        tokens_seen += step_tokens;
+        const double dt = now_seconds() - t0;
+        const bool spike = !bad && loss_ema > 0 && acc.loss > cfg.spike_factor * loss_ema;
+        if (!bad) loss_ema = loss_ema == 0 ? acc.loss : 0.9 * loss_ema + 0.1 * acc.loss;
+        const double tps = step_tokens / dt;
+        if (step == start) sum.first_loss = acc.loss;
+        sum.last_loss = acc.loss;
+
+        if (cfg.log_every > 0 && ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps || bad || spike)) {
+            nlohmann::json j;
+            j["step"] = step + 1;
+            j["loss"] = acc.loss;
+            j["lm"] = acc.lm;
+            j["mtp"] = acc.mtp;
+            j["bal"] = acc.bal;
+            j["idx"] = acc.idx;
+            j["grad_norm"] = os.grad_norm;
+            j["clip_scale"] = os.clip_scale;
+            j["lr"] = lr;
+            j["tokens"] = tokens_seen;
+            j["step_seconds"] = dt;
+            j["tokens_per_s"] = tps;
+            j["mfu"] = fb.total * tps / (peak.gflops * 1e9);
+            nlohmann::json load = nlohmann::json::array();
+            for (const auto& l : acc.expert_load) {
+                int64_t mx = 0, total = 0;
+                for (int64_t v : l) {
+                    mx = std::max(mx, v);
+                    total += v;
+                }
+                load.push_back(l.empty() ? 0.0 : (double)mx * l.size() / std::max<int64_t>(total, 1));
+            }
+            j["expert_load_max_over_mean"] = load;
+            j["expert_load"] = acc.expert_load;  // tokens per expert, per MoE layer (blocks, then MTP)
+            j["skipped"] = bad;
+            j["spike"] = spike;
+            metrics << j.dump() << "\n";
+            metrics.flush();
+        }
+        if (spike) fmt::print(stderr, "\ntrain: loss spike at step {}: {:.4f} (running mean {:.4f})\n", step + 1,
+                              acc.loss, loss_ema);
+        if (bad) fmt::print(stderr, "\ntrain: non-finite loss or gradient at step {}: update skipped ({} in a row)\n",
+                            step + 1, consecutive_skips);
+        bar.update(step + 1, fmt::format("loss {:.4f} | {:.0f} tok/s | lr {:.3g}", acc.loss, tps, lr));
+        if (consecutive_skips >= cfg.max_consecutive_skips) {
+            checkpoint(step + 1);
+            throw error(fmt::format(
+                "train: {} consecutive steps with non-finite loss or gradients (limit guards.max_consecutive_skips = "
+                "{}); stopped after writing {}",
+                consecutive_skips, cfg.max_consecutive_skips, last_ckpt));
+        }
+        if (cfg.checkpoint_every > 0 && (step + 1) % cfg.checkpoint_every == 0 && step + 1 < cfg.steps)
+            checkpoint(step + 1);
+    }
+    checkpoint(cfg.steps);
+    bar.finish(fmt::format("loss {:.4f}", sum.last_loss));
+    metrics.close();
+    sum.end_step = cfg.steps;
+    sum.skipped = skipped_total;
+    sum.checkpoint = last_ckpt;
+    if (cfg.report) {
+        sum.report = write_run_report(cfg.out_dir, cfg.name, fb.formula, peak.gflops);
+        fmt::print(stderr, "train: report {}\n", sum.report);
+    }
+    fmt::print(stderr, "train: checkpoint {}\n", last_ckpt);
+    return sum;
+}
+
+}  // namespace trex

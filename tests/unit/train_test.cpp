@@ -1,0 +1,231 @@
+// The trainer: run configs, packing, checkpoints (atomic, verified, resumable), a learnable run, the NaN guard.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+#include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
+#include "trex/data/packer.hpp"
+#include "trex/data/synthetic.hpp"
+#include "trex/train/checkpoint.hpp"
+#include "trex/train/trainer.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tmp_dir(const std::string& name) {
+    const fs::path p = fs::temp_directory_path() / ("trex_train_test_" + name);
+    fs::remove_all(p);
+    fs::create_directories(p);
+    return p.string();
+}
+
+std::string expect_error(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const trex::error& e) {
+        const std::string m = e.what();
+        EXPECT_EQ(m.find('\n'), std::string::npos) << "error message is not one line: " << m;
+        return m;
+    }
+    ADD_FAILURE() << "expected a trex::error";
+    return "";
+}
+
+// A source of fixed documents (cycled), for packer tests.
+class list_source : public trex::document_source {
+   public:
+    explicit list_source(std::vector<trex::document> docs) : docs_(std::move(docs)) {}
+    void next(trex::document& d) override { d = docs_[i_++ % docs_.size()]; }
+    nlohmann::json state() const override { return {{"i", i_}}; }
+    void restore(const nlohmann::json& s) override { i_ = s.at("i").get<size_t>(); }
+    std::string describe() const override { return "list"; }
+
+   private:
+    std::vector<trex::document> docs_;
+    size_t i_ = 0;
+};
+
+trex::train_config micro_config(const std::string& out, int64_t steps) {
+    return trex::load_train_config(
+        "", {"model.config=\"" + trex::test::source_path("configs/v4-micro.json") + "\"", "data.batch=4",
+             "data.seq=64", "optim.lr=5e-3", "optim.warmup=5", "checkpoint.every=0", "log.report=false",
+             "run.steps=" + std::to_string(steps), "run.out_dir=\"" + out + "\""});
+}
+
+std::vector<nlohmann::json> read_metrics(const std::string& dir) {
+    std::vector<nlohmann::json> rows;
+    std::ifstream in(dir + "/metrics.jsonl");
+    std::string line;
+    while (std::getline(in, line))
+        if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+    return rows;
+}
+
+}  // namespace
+
+TEST(TrainConfig, DefaultsOverridesAndErrors) {
+    auto c = trex::load_train_config("", {"optim.lr=3e-4", "run.steps=7", "data.batch=2", "loss.mtp_weight=0.25"});
+    EXPECT_DOUBLE_EQ(c.schedule.peak, 3e-4);
+    EXPECT_EQ(c.steps, 7);
+    EXPECT_EQ(c.schedule.total, 7);
+    EXPECT_EQ(c.batch, 2);
+    EXPECT_DOUBLE_EQ(c.mtp_weight, 0.25);
+    EXPECT_DOUBLE_EQ(c.mtp_weight_after_decay, 0.25);
+    EXPECT_EQ(c.sources.size(), 1u);
+    EXPECT_NE(expect_error([] { trex::load_train_config("", {"optim.lrr=1"}); }).find("optim.lrr"),
+              std::string::npos);
+    EXPECT_NE(expect_error([] { trex::load_train_config("", {"run.steps=\"ten\""}); }).find("run.steps"),
+              std::string::npos);
+    EXPECT_NE(expect_error([] { trex::load_train_config("", {"run.mode=\"rl\""}); }).find("run.mode"),
+              std::string::npos);
+    EXPECT_NE(expect_error([] { trex::load_train_config("", {"nosection"}); }).find("section.key=value"),
+              std::string::npos);
+    const std::string dir = tmp_dir("cfg");
+    const std::string bad = dir + "/bad.toml";
+    std::ofstream(bad) << "[run]\nsteps = = 3\n";
+    EXPECT_NE(expect_error([&] { trex::load_train_config(bad, {}); }).find("bad.toml:2"), std::string::npos);
+    std::ofstream(dir + "/x.toml") << "[bogus]\nk = 1\n";
+    EXPECT_NE(expect_error([&] { trex::load_train_config(dir + "/x.toml", {}); }).find("[bogus]"),
+              std::string::npos);
+}
+
+TEST(Packer, CptLabelsStopAtDocumentBoundaries) {
+    std::vector<trex::document> docs = {{{10, 11, 12}, {}}, {{20, 21, 22, 23, 24}, {}}};
+    trex::packer p(std::make_unique<list_source>(docs), "cpt", 1);
+    trex::train_batch b;
+    p.next(b, 1, 6);  // stream: 10 11 12 | 20 21 22 23 24 | 10 11 12 ...
+    EXPECT_EQ(b.ids, (std::vector<int32_t>{10, 11, 12, 20, 21, 22}));
+    EXPECT_EQ(b.doc_start, (std::vector<int32_t>{1, 0, 0, 1, 0, 0}));
+    EXPECT_EQ(b.labels, (std::vector<int32_t>{11, 12, -1, 21, 22, 23}));
+    EXPECT_EQ(b.mtp_ids, (std::vector<int32_t>{11, 12, 20, 21, 22, 23}));
+    EXPECT_EQ(b.mtp_labels, (std::vector<int32_t>{12, -1, -1, 22, 23, 24}));
+    // state/restore continues exactly
+    const auto st = p.state();
+    trex::train_batch b2, b3;
+    p.next(b2, 1, 6);
+    trex::packer q(std::make_unique<list_source>(docs), "cpt", 1);
+    q.restore(st);
+    q.next(b3, 1, 6);
+    EXPECT_EQ(b2.ids, b3.ids);
+    EXPECT_EQ(b2.labels, b3.labels);
+    EXPECT_EQ(b2.doc_start, b3.doc_start);
+}
+
+TEST(Packer, SftKeepsSamplesWholeAndTrainsOnMaskedTokensOnly) {
+    // sample: prompt tokens (mask 0) then answer tokens (mask 1)
+    std::vector<trex::document> docs = {{{5, 6, 7, 8}, {0, 0, 1, 1}}, {{30, 31, 32}, {0, 1, 1}}};
+    trex::packer p(std::make_unique<list_source>(docs), "sft", 1);
+    trex::train_batch b;
+    p.next(b, 2, 6);
+    // row 0: sample 1 (4 tokens) fits, sample 2 (3) does not: padding; row 1: sample 2 then the next sample 1 (4)
+    // does not fit: padding
+    EXPECT_EQ(b.ids, (std::vector<int32_t>{5, 6, 7, 8, 1, 1, 30, 31, 32, 1, 1, 1}));
+    EXPECT_EQ(b.labels, (std::vector<int32_t>{-1, 7, 8, -1, -1, -1, 31, 32, -1, -1, -1, -1}));
+    EXPECT_EQ(b.doc_start, (std::vector<int32_t>{1, 0, 0, 0, 1, 0, 1, 0, 0, 1, 0, 0}));
+    EXPECT_EQ(b.target_tokens, 4);
+}
+
+TEST(Checkpoint, RoundTripVerifyAndSkipCorrupt) {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::param_store p(cfg);
+    p.init(5);
+    trex::optimizer opt(p, trex::optim_config{});
+    for (int64_t i = 0; i < p.n_floats; i++) {
+        opt.state_m().data()[i] = 0.001f * (float)(i % 13);
+        opt.state_v().data()[i] = 0.002f * (float)(i % 7);
+    }
+    const std::string run = tmp_dir("ckpt");
+    trex::checkpoint_state st;
+    st.adam_steps = 3;
+    st.data = {{"x", 1}};
+    for (int64_t step : {2, 4, 6}) {
+        st.step = step;
+        trex::save_checkpoint(run, p, &opt, st, 2);
+    }
+    EXPECT_FALSE(fs::exists(run + "/checkpoints/step-00000002"));  // keep_last = 2
+    EXPECT_EQ(trex::find_latest_checkpoint(run, nullptr), run + "/checkpoints/step-00000006");
+    trex::param_store q(cfg);
+    trex::optimizer opt2(q, trex::optim_config{});
+    auto got = trex::load_checkpoint(run + "/checkpoints/step-00000006", q, &opt2);
+    EXPECT_EQ(got.step, 6);
+    EXPECT_EQ(got.adam_steps, 3);
+    EXPECT_EQ(opt2.adam_steps(), 3);
+    EXPECT_EQ(got.data, st.data);
+    EXPECT_EQ(0, std::memcmp(p.weights.data(), q.weights.data(), sizeof(float) * p.n_floats));
+    EXPECT_EQ(p.tables, q.tables);
+    for (size_t i = 0; i < p.specs.size(); i++) {  // optimizer state of every trainable tensor
+        if (p.specs[i].role != trex::tensor_role::weight) continue;
+        const size_t bytes = sizeof(float) * p.specs[i].numel();
+        EXPECT_EQ(0, std::memcmp(opt.state_m().data() + p.offset[i], opt2.state_m().data() + p.offset[i], bytes));
+        EXPECT_EQ(0, std::memcmp(opt.state_v().data() + p.offset[i], opt2.state_v().data() + p.offset[i], bytes));
+    }
+    // corrupt the newest: a flipped byte → checksum mismatch; resume picks the previous one and says why
+    {
+        std::fstream f(run + "/checkpoints/step-00000006/model.safetensors", std::ios::in | std::ios::out |
+                                                                                 std::ios::binary);
+        f.seekp(200);
+        f.put('\x7f');
+    }
+    EXPECT_NE(trex::verify_checkpoint(run + "/checkpoints/step-00000006").find("checksum"), std::string::npos);
+    std::vector<std::string> skipped;
+    EXPECT_EQ(trex::find_latest_checkpoint(run, &skipped), run + "/checkpoints/step-00000004");
+    ASSERT_EQ(skipped.size(), 1u);
+    EXPECT_NE(skipped[0].find("step-00000006"), std::string::npos);
+    // truncated file: the size no longer matches the manifest
+    fs::resize_file(run + "/checkpoints/step-00000004/optim.safetensors", 100);
+    EXPECT_NE(trex::verify_checkpoint(run + "/checkpoints/step-00000004").find("size"), std::string::npos);
+    EXPECT_NE(expect_error([&] { trex::load_checkpoint(run + "/checkpoints/step-00000004", q, &opt2); })
+                  .find("optim.safetensors"),
+              std::string::npos);
+    // a partial (interrupted) write is ignored
+    fs::create_directories(run + "/checkpoints/step-00000008.tmp-123");
+    skipped.clear();
+    EXPECT_EQ(trex::find_latest_checkpoint(run, &skipped), "");
+    EXPECT_EQ(skipped.size(), 3u);
+}
+
+TEST(Train, LossFallsOnTheSyntheticTask) {
+    // The successor-chain corpus (src/trex/data/synthetic.hpp) is learnable to ~0 LM loss once the model maps each
+    // token to its successor (the packer never asks it to predict a document's first token). A uniform guess costs
+    // ln(256) = 5.55 nats on v4-micro; 80 steps of 256 tokens must bring the mean LM loss of the last 10 logged
+    // steps under 0.5 (runs of this config reach ~0.01 by step 50, with occasional routing-flip spikes to ~1).
+    const std::string out = tmp_dir("learn");
+    auto cfg = micro_config(out, 80);
+    const auto s = trex::run_training(cfg);
+    const auto rows = read_metrics(out);
+    ASSERT_EQ(rows.size(), 80u);
+    EXPECT_NEAR(rows.front()["lm"].get<double>(), std::log(256.0), 0.3);
+    double tail = 0;
+    for (size_t i = rows.size() - 10; i < rows.size(); i++) tail += rows[i]["lm"].get<double>();
+    EXPECT_LT(tail / 10, 0.5);
+    EXPECT_EQ(s.skipped, 0);
+    EXPECT_TRUE(fs::exists(s.checkpoint + "/manifest.json"));
+}
+
+TEST(Train, NonFiniteGuardSkipsThenStops) {
+    // a checkpoint whose weights hold a NaN: every step's loss is NaN, the updates are skipped and counted, and the
+    // run stops after guards.max_consecutive_skips with a final checkpoint.
+    auto mcfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::param_store p(mcfg);
+    p.init(1);
+    p.w("norm.weight")[0] = NAN;
+    const std::string init = tmp_dir("nan_init");
+    trex::checkpoint_state st;
+    trex::save_checkpoint(init, p, nullptr, st, 1);
+    const std::string out = tmp_dir("nan_run");
+    auto cfg = micro_config(out, 20);
+    cfg.init_from = init + "/checkpoints/step-00000000";
+    cfg.max_consecutive_skips = 3;
+    const std::string msg = expect_error([&] { trex::run_training(cfg); });
+    EXPECT_NE(msg.find("3 consecutive steps"), std::string::npos) << msg;
+    const auto rows = read_metrics(out);
+    ASSERT_EQ(rows.size(), 3u);
+    for (const auto& r : rows) EXPECT_TRUE(r["skipped"].get<bool>());
+    EXPECT_NE(trex::find_latest_checkpoint(out, nullptr), "");
+}
