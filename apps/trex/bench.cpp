@@ -35,6 +35,7 @@ void register_bench(CLI::App& app) {
                      "reference (tests/reference/dsv4_ref.py, the full step) or hf (HF transformers, LM loss only)")
         ->capture_default_str();
     step->add_flag("--profile", args->opt.profile, "time one more step section by section");
+    step->add_flag("--optimizer", args->opt.optimizer, "include the optimizer update (Muon + AdamW) in each step");
     step->add_flag("--json", args->json, "print one JSON object");
     step->callback([args]() {
         model_config cfg;

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -31,6 +32,9 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--threads", default="auto", help="auto | K")
+    ap.add_argument("--optimizer", action="store_true",
+                    help="include the optimizer update: Muon (hybrid Newton-Schulz, Nesterov, RMS 0.18) for matrices, "
+                         "torch.optim.AdamW for the rest, grouped as spec §3.3 / the C++ optimizer")
     ap.add_argument("--impl", default="reference", choices=["reference", "hf"],
                     help="reference: tests/reference/dsv4_ref.py (the full step); hf: transformers (LM loss only)")
     args = ap.parse_args()
@@ -65,11 +69,37 @@ def main():
     layout = R.build_layout(batch["doc_start"], cfg)
     params = [v for v in P.values() if v.requires_grad]
 
+    opt_step = None
+    if args.optimizer:
+        import optim_ref as O
+        muon_names = [n for n, v in P.items() if v.requires_grad and v.dim() == 2 and n not in
+                      ("embed.weight", "head.weight") and not n.endswith(".ape")]
+        adam_params = [v for n, v in P.items() if v.requires_grad and n not in muon_names]
+        adam = torch.optim.AdamW(adam_params, lr=1e-4, betas=(0.9, 0.95), eps=1e-20, weight_decay=0.1, foreach=True)
+        momentum = {n: torch.zeros_like(P[n]) for n in muon_names}
+        groups = {n: (cfg.g if n.endswith("attn.wo_a.weight") else 1) for n in muon_names}
+
+        @torch.no_grad()
+        def opt_step():
+            lr = 1e-4
+            torch.nn.utils.clip_grad_norm_(params, 1.0)  # as the C++ optimizer (optim.clip_grad_norm = 1)
+            for n in muon_names:
+                W, G, M = P[n], P[n].grad, momentum[n]
+                M.mul_(0.95).add_(G)
+                U = 0.95 * M + G
+                for blk in U.chunk(groups[n], dim=0):  # wo_a: one matrix per head group
+                    O_ = O.newton_schulz(blk, 8, 2) * math.sqrt(max(blk.shape)) * 0.18
+                    blk.copy_(O_)
+                W.mul_(1 - lr * 0.1).sub_(lr * U)
+            adam.step()
+
     def step():
         for p in params:
             p.grad = None
         out = R.forward(P, cfg, batch, mode=mode, lambda_mtp=lm, alpha_bal=ab, lambda_idx=li, layout=layout)
         out["losses"]["total"].backward()
+        if opt_step is not None:
+            opt_step()
         return float(out["losses"]["total"].detach())
 
     if args.impl == "hf":

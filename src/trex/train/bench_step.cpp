@@ -14,6 +14,7 @@
 #include "trex/io/safetensors.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/model.hpp"
+#include "trex/optim/optimizer.hpp"
 #include "trex/train/peak.hpp"
 #include "trex/train/synthetic_batch.hpp"
 
@@ -90,15 +91,42 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     }
     r.step_kind = lm_only ? "lm-only" : "full";
 
-    std::vector<double> times;
+    // The peer gets the model as initialised (before any of our timed updates) and the same batch.
+    const std::string src = TREX_SOURCE_DIR;
+    const std::string python = opt.python.empty() ? src + "/.venv/bin/python" : opt.python;
+    const std::string script = opt.peer_script.empty() ? src + "/tests/reference/peer_bench.py" : opt.peer_script;
+    if (opt.peer) {
+        TREX_CHECK(std::filesystem::exists(python),
+                   "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)", python);
+        TREX_CHECK(std::filesystem::exists(script), "bench step --peer: peer script {} not found", script);
+    }
+    const std::string peer_input = fmt::format("{}/trex-peer-{}.safetensors",
+                                               std::filesystem::temp_directory_path().string(), (long)getpid());
+    if (opt.peer) write_peer_input(peer_input, model, batch, opt, so);
+
+    std::unique_ptr<optimizer> optim;
+    if (opt.optimizer) optim = std::make_unique<optimizer>(model.params(), optim_config{});
+    r.with_optimizer = opt.optimizer;
+    std::vector<double> times, opt_times;
     for (int i = 0; i < opt.warmup + opt.steps; i++) {
         const double t0 = now_seconds();
         model.params().zero_grads();
         step_result sr = model.step(view, so);
+        double t_opt = 0;
+        if (optim) {
+            const double t1 = now_seconds();
+            optim->step(1e-4);
+            t_opt = now_seconds() - t1;
+        }
         const double dt = now_seconds() - t0;
-        if (i >= opt.warmup) times.push_back(dt);
+        if (i >= opt.warmup) {
+            times.push_back(dt);
+            opt_times.push_back(t_opt);
+        }
         r.loss = sr.loss;
     }
+    std::sort(opt_times.begin(), opt_times.end());
+    r.optimizer_seconds = opt_times[opt_times.size() / 2];
     if (opt.profile) {
         so.profile = true;
         const double t0 = now_seconds();
@@ -128,21 +156,14 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.mfu = r.peak_gflops > 0 ? r.gflops / r.peak_gflops : 0.0;
 
     if (opt.peer) {
-        const std::string src = TREX_SOURCE_DIR;
-        const std::string python = opt.python.empty() ? src + "/.venv/bin/python" : opt.python;
-        const std::string script = opt.peer_script.empty() ? src + "/tests/reference/peer_bench.py" : opt.peer_script;
-        TREX_CHECK(std::filesystem::exists(python),
-                   "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)", python);
-        TREX_CHECK(std::filesystem::exists(script), "bench step --peer: peer script {} not found", script);
-        const std::string tmp =
-            fmt::format("{}/trex-peer-{}.safetensors", std::filesystem::temp_directory_path().string(), (long)getpid());
-        write_peer_input(tmp, model, batch, opt, so);
+        const std::string& tmp = peer_input;
         // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
         const std::string errfile = tmp + ".stderr";
         const std::string cmd = fmt::format(
             "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
-            "--threads {} --impl {} 2>'{}'",
-            python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl, errfile);
+            "--threads {} --impl {}{} 2>'{}'",
+            python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
+            opt.optimizer ? " --optimizer" : "", errfile);
         int status = 0;
         const std::string out = run_capture(cmd, &status);
         std::string err;
@@ -152,7 +173,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
             while ((n = std::fread(buf, 1, sizeof buf, fe)) > 0) err.append(buf, n);
             std::fclose(fe);
         }
-        std::filesystem::remove(tmp);
+        if (!std::getenv("TREX_KEEP_PEER_INPUT")) std::filesystem::remove(tmp);  // (kept for debugging when set)
         std::filesystem::remove(errfile);
         if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
         for (auto& ch : err)
@@ -186,6 +207,9 @@ std::string format_bench_step(const bench_step_result& r) {
                                              "loss");
     s += fmt::format("  step time       {:.4f} s (median; min {:.4f} s), loss {:.6f}\n", r.step_seconds,
                      r.step_seconds_min, r.loss);
+    if (r.with_optimizer)
+        s += fmt::format("  optimizer       {:.4f} s of the step (Muon with hybrid Newton-Schulz + AdamW, spec §3)\n",
+                         r.optimizer_seconds);
     s += fmt::format("  throughput      {:.1f} tokens/s\n", r.tokens_per_s);
     s += fmt::format("  model FLOPs     {:.4g} per token (forward + backward)\n", r.flops_per_token);
     s += fmt::format("                  {}\n", r.flops_formula);
@@ -241,6 +265,8 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     j["sgemm_gflops"] = r.sgemm_gflops;
     j["mfu"] = r.mfu;
     j["loss"] = r.loss;
+    j["with_optimizer"] = r.with_optimizer;
+    if (r.with_optimizer) j["optimizer_seconds"] = r.optimizer_seconds;
     if (!r.profile.empty()) {
         j["profile_step_seconds"] = r.profile_step_seconds;
         j["profile"] = r.profile;

@@ -29,6 +29,7 @@ struct bench_step_options {
     // has no MTP, balance or indexer loss, so both sides then time forward + LM loss + backward only.
     std::string peer_impl = "reference";
     bool profile = false;  // one extra (untimed) step with per-section wall times
+    bool optimizer = false;  // include the optimizer update (Muon + AdamW, spec §3) in every timed step
 };
 
 struct bench_step_result {
@@ -49,6 +50,8 @@ struct bench_step_result {
     double loss = 0;                        // the step's total loss (sanity: the peer computes the same)
     std::map<std::string, double> profile;  // section -> seconds of the profiled step (when requested)
     double profile_step_seconds = 0;
+    bool with_optimizer = false;
+    double optimizer_seconds = 0;  // median time of the optimizer update alone (part of step_seconds)
     // peer
     bool has_peer = false;
     double peer_tokens_per_s = 0;
