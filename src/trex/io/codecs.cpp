@@ -102,29 +102,18 @@ uint8_t f32_to_fp4_e2m1(float x) {
     if (std::isnan(x)) return 0;
     const uint8_t sign = std::signbit(x) ? 8 : 0;
     const float a = std::fabs(x);
-    uint8_t c;
-    if (a <= 0.25f)
-        c = 0;
-    else if (a < 0.75f)
-        c = 1;
-    else if (a <= 1.25f)
-        c = 2;
-    else if (a < 1.75f)
-        c = 3;
-    else if (a <= 2.5f)
-        c = 4;
-    else if (a < 3.5f)
-        c = 5;
-    else if (a <= 5.0f)
-        c = 6;
-    else
-        c = 7;
+    // the number of code midpoints below |x|; at a midpoint the comparison picks the even code
+    // (0.25 → 0, 0.75 → 2, 1.25 → 2, 1.75 → 4, 2.5 → 4, 3.5 → 6, 5 → 6)
+    const uint8_t c =
+        (uint8_t)((a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f));
     return sign | c;
 }
 
 int pow2_scale_exponent(float amax, float qmax, float floor) {
     const double a = std::max((double)amax, (double)floor);
-    int e = (int)std::ceil(std::log2(a / (double)qmax));
+    int ex = 0;
+    const double m = std::frexp(a / (double)qmax, &ex);  // a/qmax = m·2^ex, m in [0.5, 1)
+    int e = m == 0.5 ? ex - 1 : ex;                      // ceil(log2(a/qmax)), up to the rounding of a/qmax
     // make it exact: the smallest e with a <= qmax·2^e (ldexp of a double is exact here)
     while (a > std::ldexp((double)qmax, e)) e++;
     while (a <= std::ldexp((double)qmax, e - 1)) e--;
@@ -193,7 +182,7 @@ void quantize_fp4_1x32(const float* w, int64_t rows, int64_t cols, uint8_t* pack
             const int64_t c0 = bj * kFp4Block, c1 = std::min(cols, c0 + kFp4Block);
             float amax = 0.0f;
             for (int64_t c = c0; c < c1; c++) {
-                finite = finite && std::isfinite(x[c]);
+                finite &= std::isfinite(x[c]);
                 amax = std::max(amax, std::fabs(x[c]));
             }
             const int e = pow2_scale_exponent(amax, kFp4Max, kFp4AmaxFloor);
