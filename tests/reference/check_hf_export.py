@@ -5,7 +5,9 @@ Input: a directory written by `test_io --gtest_filter=HfExportGolden.*` with TRE
   DIR/bf16, DIR/fp8, DIR/fp4          exports (config.json, index, shards) of the v4-micro golden-fixture weights
   DIR/ours_logits.safetensors         the engine's logits [B,S,V] for each export (imported back), and input_ids
 
-For each export this loads the directory with `DeepseekV4ForCausalLM.from_pretrained` - HF's own loader, with its
+For each export this loads the directory with `DeepseekV4ForCausalLM.from_pretrained` - HF's own config (from the
+exported config.json, which carries `layer_types`/`compress_rates`; only index_topk is raised to select every
+compressed entry, as the engine's dense-CSA run does) and HF's own loader, with its
 own name mapping for the release layout (transformers' conversion_mapping "deepseek_v4": `layers.i.attn.wq_a` ->
 `model.layers.i.self_attn.q_a_proj`, experts merged into `gate_up_proj`/`down_proj`, ...) and, for fp8/fp4, its own
 FP8 128x128 / FP4 1x32 dequantisation (FineGrainedFP8 with dequantize=True, the CPU path) - then checks that
@@ -107,7 +109,7 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     allow_cpu_dequantise_without_accelerate()
-    from transformers import DeepseekV4ForCausalLM
+    from transformers import DeepseekV4Config, DeepseekV4ForCausalLM
     from transformers.utils import logging as hf_logging
     hf_logging.set_verbosity_error()
 
@@ -118,8 +120,14 @@ def main():
         d = os.path.join(args.dir, name)
         with open(os.path.join(d, "config.json")) as f:
             j = json.load(f)
-        entries = ids.shape[1] // 4
-        hcfg = C.hf_config({k: v for k, v in j.items()}, index_topk=entries + 1)   # dense CSA
+        # HF's config from the exported config.json alone (it carries layer_types / compress_rates for HF); only
+        # index_topk is raised so that every compressed entry is selected (dense CSA, as the engine run)
+        hcfg = DeepseekV4Config.from_pretrained(d)
+        ref = C.hf_config({k: v for k, v in j.items() if k not in ("layer_types", "compress_rates")})
+        assert hcfg.layer_types == ref.layer_types and hcfg.compress_rates == ref.compress_rates, \
+            (hcfg.layer_types, hcfg.compress_rates)
+        hcfg.index_topk = ids.shape[1] // 4 + 1
+        hcfg._attn_implementation = "eager"
         model, info = DeepseekV4ForCausalLM.from_pretrained(d, config=hcfg, dtype=torch.float32,
                                                             output_loading_info=True)
         model.eval()

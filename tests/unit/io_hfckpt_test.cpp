@@ -235,6 +235,10 @@ TEST_F(HfCheckpoint, Fp8RoundTripIsAFixedPoint) {
     EXPECT_EQ(cfg.at("quantization_config").at("scale_fmt"), "ue8m0");
     EXPECT_EQ(cfg.at("torch_dtype"), "bfloat16");
     EXPECT_FALSE(cfg.contains("expert_dtype"));
+    // for HF transformers: the layer kinds of micro's compress_ratios [0, 4, 8, 4]
+    EXPECT_EQ(cfg.at("layer_types"), nlohmann::json::parse(R"(["sliding_attention", "compressed_sparse_attention",
+        "heavily_compressed_attention", "compressed_sparse_attention"])"));
+    EXPECT_EQ(cfg.at("compress_rates").at("heavily_compressed_attention"), 8);
 }
 
 TEST_F(HfCheckpoint, Fp4RoundTripIsAFixedPoint) {

@@ -503,6 +503,28 @@ void fsync_dir(const fs::path& d) {
 
 std::atomic<int> g_tmp_counter{0};
 
+// config_to_json plus what HF transformers needs to build the model from config.json alone: its DeepseekV4Config
+// maps `compress_ratios` only for {0, 4, 128}, so the layer kinds are also written as `layer_types` and
+// `compress_rates` (when the config has at most one HCA ratio, all HF can represent). load_config ignores both.
+json hf_config_json(const model_config& cfg) {
+    json j = config_to_json(cfg);
+    std::vector<int> hca;
+    json types = json::array();
+    for (int l = 0; l < cfg.n_layers(); l++) {
+        const int m = cfg.ratio(l);
+        types.push_back(m == 0   ? "sliding_attention"
+                        : m == 4 ? "compressed_sparse_attention"
+                                 : "heavily_compressed_attention");
+        if (m != 0 && m != 4 && std::find(hca.begin(), hca.end(), m) == hca.end()) hca.push_back(m);
+    }
+    if (hca.size() <= 1) {
+        j["layer_types"] = types;
+        j["compress_rates"] = {{"compressed_sparse_attention", 4},
+                               {"heavily_compressed_attention", hca.empty() ? 128 : hca[0]}};
+    }
+    return j;
+}
+
 }  // namespace
 
 hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, const hf_save_options& opts) {
@@ -622,8 +644,7 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
         }
         json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
         write_file_synced(tmp / kIndexName, index.dump(2) + "\n");
-        const json cfg = config_to_json(hf_export_config(ps.cfg, opts.dtype));
-        write_file_synced(tmp / "config.json", cfg.dump(2) + "\n");
+        write_file_synced(tmp / "config.json", hf_config_json(hf_export_config(ps.cfg, opts.dtype)).dump(2) + "\n");
         fsync_dir(tmp);
 
         // move into place
