@@ -6,6 +6,7 @@ void register_all(CLI::App& app) {
     register_info(app);
     register_bench(app);
     register_train(app);
+    register_convert(app);
 }
 
 }  // namespace trex::cli

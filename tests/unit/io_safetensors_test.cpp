@@ -133,6 +133,41 @@ TEST_F(SafetensorsTest, RoundTrip) {
 
 // Bytes written by hand following the format rules (as Python's safetensors would write them: sorted entries,
 // "__metadata__" {"format": "pt"}, space padding), with values encoded by hand.
+TEST_F(SafetensorsTest, StreamingModeWritesTheSameFile) {
+    std::vector<float> a(1000);
+    for (size_t i = 0; i < a.size(); i++) a[i] = 0.25f * (float)i - 3.0f;
+    const int64_t t[3] = {7, 8, 9};
+    trex::safetensors_writer buffered, streamed;
+    buffered.add_f32("a", {10, 100}, a.data());
+    buffered.add_i64("t", {3}, t);
+    buffered.add_f32("empty", {0}, nullptr);
+    buffered.set_metadata("format", "pt");
+    std::vector<std::string> order;
+    streamed.add_deferred("a", trex::st_dtype::f32, {10, 100}, [&](uint8_t* out) {
+        order.push_back("a");
+        std::memcpy(out, a.data(), a.size() * 4);
+    });
+    streamed.add_raw("t", trex::st_dtype::i64, {3}, t, sizeof t);
+    streamed.add_deferred("empty", trex::st_dtype::f32, {0}, [&](uint8_t*) { order.push_back("empty"); });
+    streamed.set_metadata("format", "pt");
+    EXPECT_EQ(streamed.data_bytes(), 4000u + 24u);
+    EXPECT_TRUE(order.empty());  // nothing is produced before write()
+    buffered.write(path("b.safetensors"));
+    streamed.write(path("s.safetensors"));
+    EXPECT_EQ(order, (std::vector<std::string>{"a", "empty"}));
+    EXPECT_EQ(read_bytes(path("b.safetensors")), read_bytes(path("s.safetensors")));
+    // a throwing fill leaves no file behind
+    trex::safetensors_writer bad;
+    bad.add_deferred("x", trex::st_dtype::u8, {4}, [](uint8_t*) { trex::throw_error("tensor 'x': cannot encode"); });
+    EXPECT_THROW(bad.write(path("bad.safetensors")), trex::error);
+    EXPECT_FALSE(fs::exists(path("bad.safetensors")));
+    EXPECT_FALSE(fs::exists(path("bad.safetensors.tmp")));
+    // drop_pages keeps the file readable
+    trex::safetensors_file f(path("s.safetensors"));
+    f.drop_pages();
+    EXPECT_EQ(f.to_f32("a"), a);
+}
+
 TEST_F(SafetensorsTest, ReadsHandWrittenPythonFile) {
     std::string data;
     data += std::string("\x00\x00\x80\x3f", 4) + std::string("\x00\x00\x20\xc0", 4);               // F32 1.0, -2.5

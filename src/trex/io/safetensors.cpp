@@ -284,6 +284,10 @@ safetensors_file::~safetensors_file() {
     close();
 }
 
+void safetensors_file::drop_pages() const {
+    if (map_) ::madvise((void*)map_, size_, MADV_DONTNEED);
+}
+
 void safetensors_file::close() {
     if (map_) ::munmap((void*)map_, size_);
     map_ = nullptr;
@@ -425,9 +429,24 @@ safetensors_writer::entry& safetensors_writer::add_entry(const std::string& name
     TREX_CHECK(byte_size(shape, st_dtype_size(dtype), &nbytes), "safetensors writer: tensor '{}': bad shape {}", name,
                shape_str(shape));
     index_[name] = entries_.size();
-    entries_.push_back(entry{name, dtype, shape, {}});
+    entries_.push_back(entry{name, dtype, shape, {}, nbytes, {}});
     entries_.back().data.resize((size_t)nbytes);
     return entries_.back();
+}
+
+void safetensors_writer::add_deferred(const std::string& name, st_dtype dtype, const std::vector<int64_t>& shape,
+                                      fill_fn fill) {
+    TREX_CHECK(fill != nullptr, "safetensors writer: tensor '{}': no fill function", name);
+    entry& e = add_entry(name, dtype, shape);
+    e.data.clear();
+    e.data.shrink_to_fit();
+    e.fill = std::move(fill);
+}
+
+uint64_t safetensors_writer::data_bytes() const {
+    uint64_t n = 0;
+    for (const auto& e : entries_) n += e.nbytes;
+    return n;
 }
 
 void safetensors_writer::add_raw(const std::string& name, st_dtype dtype, const std::vector<int64_t>& shape,
@@ -493,9 +512,8 @@ void safetensors_writer::write(const std::string& path) const {
     }
     uint64_t off = 0;
     for (const auto& e : entries_) {
-        h[e.name] = {
-            {"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {off, off + e.data.size()}}};
-        off += e.data.size();
+        h[e.name] = {{"dtype", st_dtype_name(e.dtype)}, {"shape", e.shape}, {"data_offsets", {off, off + e.nbytes}}};
+        off += e.nbytes;
     }
     std::string header = h.dump();
     header.append((8 - header.size() % 8) % 8, ' ');  // pad so the data section is 8-byte aligned
@@ -513,8 +531,22 @@ void safetensors_writer::write(const std::string& path) const {
     uint8_t len[8];
     std::memcpy(len, &n, 8);
     if (!write_all(fd, len, 8) || !write_all(fd, (const uint8_t*)header.data(), header.size())) fail("cannot write");
-    for (const auto& e : entries_)
-        if (!write_all(fd, e.data.data(), e.data.size())) fail("cannot write");
+    std::vector<uint8_t> buf;  // deferred tensors, one at a time
+    for (const auto& e : entries_) {
+        const uint8_t* p = e.data.data();
+        if (e.fill) {
+            buf.resize((size_t)e.nbytes);
+            try {
+                e.fill(buf.data());
+            } catch (...) {
+                ::close(fd);
+                ::unlink(tmp.c_str());
+                throw;
+            }
+            p = buf.data();
+        }
+        if (!write_all(fd, p, (size_t)e.nbytes)) fail("cannot write");
+    }
     if (::fsync(fd) != 0) fail("cannot fsync");
     if (::close(fd) != 0) {
         const int err = errno;

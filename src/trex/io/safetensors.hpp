@@ -4,11 +4,13 @@
 //
 // safetensors_file maps a file read-only and validates the whole header up front; every error is one line naming
 // the file (and the tensor). safetensors_writer collects tensors and writes `path.tmp`, fsyncs, then renames it to
-// `path`, so no partial file is ever left at `path`.
+// `path`, so no partial file is ever left at `path`. Deferred tensors (add_deferred) are produced by a callback while
+// the file is written, so a writer holds at most one of them in memory (streaming mode).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -51,6 +53,9 @@ class safetensors_file {
     // Raw little-endian bytes of a tensor (not necessarily aligned: read through memcpy).
     std::span<const uint8_t> bytes(const std::string& name) const;
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
+    // Tells the kernel the mapped pages are no longer needed (they are re-read if touched again): bounds the
+    // resident memory of a reader that streams through many large files.
+    void drop_pages() const;
 
     // Converting accessors (element order = row-major). Throw naming the tensor if the dtype does not convert.
     std::vector<float> to_f32(const std::string& name) const;    // from F32, F64, BF16, F16
@@ -81,8 +86,14 @@ class safetensors_writer {
     // Bytes already in `dtype`'s little-endian encoding; `nbytes` must equal numel·itemsize.
     void add_raw(const std::string& name, st_dtype dtype, const std::vector<int64_t>& shape, const void* data,
                  size_t nbytes);
+    // Streaming mode: `fill` writes the tensor's numel·itemsize bytes (little-endian `dtype` encoding) into the
+    // buffer it is given, when write() reaches the tensor; buffers are reused, so only one deferred tensor is in
+    // memory at a time. Fills run in insertion order.
+    using fill_fn = std::function<void(uint8_t* out)>;
+    void add_deferred(const std::string& name, st_dtype dtype, const std::vector<int64_t>& shape, fill_fn fill);
     void set_metadata(const std::string& key, const std::string& value) { metadata_[key] = value; }
     size_t size() const { return entries_.size(); }
+    uint64_t data_bytes() const;  // bytes of the data section
 
     // Writes `path.tmp`, fsyncs it, renames it to `path` and fsyncs the directory. On error the temp file is
     // removed and `path` is untouched.
@@ -94,6 +105,8 @@ class safetensors_writer {
         st_dtype dtype;
         std::vector<int64_t> shape;
         std::vector<uint8_t> data;
+        uint64_t nbytes = 0;
+        fill_fn fill;  // deferred entries: data stays empty
     };
     entry& add_entry(const std::string& name, st_dtype dtype, const std::vector<int64_t>& shape);
     std::vector<entry> entries_;

@@ -18,7 +18,8 @@ void float_buffer::allocate(int64_t n) {
     ptr = std::unique_ptr<float, void (*)(void*)>((float*)p, std::free);
 }
 
-param_store::param_store(const model_config& c, bool include_mtp) : cfg(c), specs(build_inventory(c, include_mtp)) {
+param_store::param_store(const model_config& c, bool include_mtp, bool with_grads)
+    : cfg(c), specs(build_inventory(c, include_mtp)) {
     int64_t fo = 0, io = 0;
     offset.resize(specs.size());
     for (size_t i = 0; i < specs.size(); i++) {
@@ -33,7 +34,7 @@ param_store::param_store(const model_config& c, bool include_mtp) : cfg(c), spec
     }
     n_floats = fo;
     weights.allocate(fo);
-    grads.allocate(fo);
+    if (with_grads) grads.allocate(fo);
     tables.assign(io, 0);
 }
 
@@ -44,7 +45,7 @@ int param_store::index(const std::string& name) const {
 }
 
 void param_store::zero_grads() {
-    std::memset(grads.data(), 0, sizeof(float) * n_floats);
+    if (grads.data()) std::memset(grads.data(), 0, sizeof(float) * n_floats);
 }
 
 int64_t param_store::trainable_count() const {

@@ -31,7 +31,8 @@ struct param_store {
     std::vector<int32_t> tables;  // tid2eid tables
     int64_t n_floats = 0;
 
-    explicit param_store(const model_config& c, bool include_mtp = true);
+    // with_grads = false leaves `grads` unallocated (import/export, inference): half the memory.
+    explicit param_store(const model_config& c, bool include_mtp = true, bool with_grads = true);
 
     int index(const std::string& name) const;  // throws trex::error naming the tensor when absent
     bool has(const std::string& name) const { return by_name_.count(name) > 0; }
