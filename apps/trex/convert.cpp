@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "trex/base/error.hpp"
 #include "trex/io/hf_checkpoint.hpp"
+#include "trex/train/checkpoint.hpp"
 #include "trex/model/config.hpp"
 
 namespace trex::cli {
@@ -38,10 +39,17 @@ void run_convert(const convert_options& o) {
     so.max_shard_bytes = (uint64_t)(o.shard_mb * 1e6);
     so.overwrite = o.force;
 
+    // --from: a training checkpoint of ours (manifest.json) or a checkpoint in the HF release layout
+    const bool ours = !o.from.empty() && std::filesystem::exists(std::filesystem::path(o.from) / "manifest.json");
     const model_config cfg = o.from.empty() ? load_config(o.init) : load_hf_config(o.from);
     const bool mtp = cfg.has_mtp() && !o.no_mtp;
     param_store ps(cfg, mtp, /*with_grads=*/false);
-    if (!o.from.empty()) {
+    if (ours) {
+        TREX_CHECK(mtp == cfg.has_mtp(), "convert: --no-mtp is not supported with a training checkpoint as --from");
+        const checkpoint_state st = load_checkpoint(o.from, ps, nullptr);
+        std::printf("read  %s: training checkpoint of step %lld, %lld tensors\n", o.from.c_str(), (long long)st.step,
+                    (long long)ps.specs.size());
+    } else if (!o.from.empty()) {
         const hf_io_report r = load_hf_checkpoint(ps, o.from);
         std::string enc;
         for (const auto& [k, v] : r.encodings) enc += fmt::format("{}{} {}", enc.empty() ? "" : ", ", v, k);
@@ -49,7 +57,7 @@ void run_convert(const convert_options& o) {
                     (long long)r.files, rate(r.bytes, r.seconds).c_str(), enc.c_str(),
                     r.ignored.empty() ? "" : fmt::format("; ignored {} tensor(s)", r.ignored.size()).c_str());
     } else {
-        ps.init(o.seed, cfg.initializer_range);
+        ps.init(o.seed);  // docs/model.md §5: N(0, 0.006) and the mHC init
         std::printf("init  %s: seed %llu, %lld tensors\n", o.init.c_str(), (unsigned long long)o.seed,
                     (long long)ps.specs.size());
     }

@@ -65,6 +65,7 @@ std::string save_checkpoint(const std::string& run_dir, const param_store& param
             w.set_metadata("kind", opt->config().kind);
             w.write((tmp / "optim.safetensors").string());
         }
+        write_file_atomic((tmp / "config.json").string(), config_to_json(params.cfg).dump(2));
         nlohmann::json st;
         st["step"] = state.step;
         st["adam_steps"] = state.adam_steps;
@@ -75,7 +76,7 @@ std::string save_checkpoint(const std::string& run_dir, const param_store& param
         man["format"] = kFormat;
         man["version"] = kVersion;
         man["step"] = state.step;
-        for (const char* f : {"model.safetensors", "optim.safetensors", "state.json"}) {
+        for (const char* f : {"model.safetensors", "optim.safetensors", "state.json", "config.json"}) {
             const fs::path p = tmp / f;
             if (!fs::exists(p)) continue;
             man["files"][f] = {{"bytes", file_size_or_throw(p.string())}, {"xxh64", file_xxh64(p.string())}};

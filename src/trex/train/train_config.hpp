@@ -26,8 +26,9 @@ struct train_config {
     int64_t steps = 100;
     std::string resume;        // "" | "auto" | a checkpoint directory
     // [model]
-    std::string model_config = "embedded:v4-tiny";  // a config.json path, or embedded:v4-tiny
-    std::string init_from;     // a checkpoint directory (ours); empty = fresh initialisation
+    // a config.json path, embedded:v4-tiny, or "" = the config.json of init_from (else embedded:v4-tiny)
+    std::string model_config;
+    std::string init_from;     // a checkpoint directory: ours, or the HF release layout; empty = fresh init
     double init_std = 0.006;
     bool recompute = false;
     // [data]

@@ -16,6 +16,7 @@
 #include "trex/base/timer.hpp"
 #include "trex/data/packer.hpp"
 #include "trex/data/synthetic.hpp"
+#include "trex/io/hf_checkpoint.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
@@ -29,8 +30,10 @@ namespace trex {
 
 namespace {
 
-model_config resolve_model_config(const std::string& spec) {
-    if (spec == "embedded:v4-tiny")
+model_config resolve_model_config(const std::string& spec, const std::string& init_from) {
+    if (spec.empty() && !init_from.empty() && fs::exists(fs::path(init_from) / "config.json"))
+        return load_config((fs::path(init_from) / "config.json").string());
+    if (spec.empty() || spec == "embedded:v4-tiny")
         return config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>");
     return load_config(spec);
 }
@@ -68,7 +71,7 @@ train_summary run_training(const train_config& cfg) {
     std::error_code ec;
     fs::create_directories(cfg.out_dir, ec);
     TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
-    const model_config mc = resolve_model_config(cfg.model_config);
+    const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
     write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
 
     dsv4_model model(mc);
@@ -96,7 +99,14 @@ train_summary run_training(const train_config& cfg) {
     }
     if (!have_resume) {
         if (!cfg.init_from.empty()) {
-            load_checkpoint(cfg.init_from, P, nullptr);
+            // ours (a manifest.json) or the official HF release layout (config.json + safetensors shards)
+            if (fs::exists(fs::path(cfg.init_from) / "manifest.json")) {
+                load_checkpoint(cfg.init_from, P, nullptr);
+            } else {
+                const hf_io_report rep = load_hf_checkpoint(P, cfg.init_from);
+                fmt::print(stderr, "init: {} tensors from {} shard(s) of the HF release layout\n", rep.tensors,
+                           rep.files);
+            }
             fmt::print(stderr, "init: weights from {}\n", cfg.init_from);
         } else {
             P.init(cfg.seed, cfg.init_std);
