@@ -8,6 +8,7 @@
 //
 // Prints one summary line per side (tensors, shards, MB, seconds, MB/s). Errors are one line, exit status 1.
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "commands.hpp"
