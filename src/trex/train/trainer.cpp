@@ -15,6 +15,7 @@
 #include "trex/base/progress.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/data/packer.hpp"
+#include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
 #include "trex/io/hf_checkpoint.hpp"
 #include "trex/model/counts.hpp"
@@ -38,12 +39,25 @@ model_config resolve_model_config(const std::string& spec, const std::string& in
     return load_config(spec);
 }
 
+std::unique_ptr<document_source> make_one_source(const data_source_config& s, const train_config& cfg,
+                                                 const model_config& mc, uint64_t id) {
+    if (s.kind == "synthetic-chain") return std::make_unique<synthetic_chain_source>(mc.vocab_size, cfg.seed + id);
+    if (s.kind == "shards") {
+        TREX_CHECK(!s.path.empty(), "data: a 'shards' source needs a path (a .tshard file or a directory of them)");
+        return std::make_unique<shard_source>(std::vector<std::string>{s.path}, cfg.seed, id, (uint32_t)mc.vocab_size);
+    }
+    throw error(fmt::format("data: unknown source kind '{}' (supported: synthetic-chain, shards)", s.kind));
+}
+
 std::unique_ptr<document_source> make_source(const train_config& cfg, const model_config& mc) {
-    TREX_CHECK(cfg.sources.size() == 1, "data: mixtures of several sources need the tokenizer-backed sources (this "
-                                        "build supports one synthetic-chain source)");
-    const auto& s = cfg.sources[0];
-    TREX_CHECK(s.kind == "synthetic-chain", "data: unknown source kind '{}' (supported: synthetic-chain)", s.kind);
-    return std::make_unique<synthetic_chain_source>(mc.vocab_size, cfg.seed);
+    if (cfg.sources.size() == 1) return make_one_source(cfg.sources[0], cfg, mc, 0);
+    std::vector<std::unique_ptr<document_source>> srcs;
+    std::vector<double> weights;
+    for (size_t i = 0; i < cfg.sources.size(); i++) {
+        srcs.push_back(make_one_source(cfg.sources[i], cfg, mc, i));
+        weights.push_back(cfg.sources[i].weight);
+    }
+    return std::make_unique<mixture_source>(std::move(srcs), weights, cfg.seed);
 }
 
 // Keeps the lines of metrics.jsonl with "step" ≤ last_step (a resumed run rewrites what came after its checkpoint).
