@@ -59,13 +59,24 @@ solve_result solve_clp(const model& m, const solve_options& opt) {
     solve_result r;
     r.solver = "clp";
     const coin_arrays a = arrays(m);
+    auto load = [&](ClpSimplex& clp) {
+        clp.setLogLevel(0);
+        clp.messageHandler()->setLogLevel(0);
+        clp.loadProblem((int)m.vars.size(), (int)m.cons.size(), a.start.data(), a.index.data(), a.value.data(),
+                        a.collb.data(), a.colub.data(), a.obj.data(), a.rowlb.data(), a.rowub.data());
+        clp.setMaximumSeconds(opt.time_limit_s);
+    };
     ClpSimplex clp;
-    clp.setLogLevel(0);
-    clp.messageHandler()->setLogLevel(0);
-    clp.loadProblem((int)m.vars.size(), (int)m.cons.size(), a.start.data(), a.index.data(), a.value.data(),
-                    a.collb.data(), a.colub.data(), a.obj.data(), a.rowlb.data(), a.rowub.data());
-    clp.setMaximumSeconds(opt.time_limit_s);
+    load(clp);
     clp.initialSolve();
+    if (!clp.isProvenOptimal() && clp.status() != 3) {
+        // initialSolve (dual simplex) can call an unbounded problem infeasible (seen with an empty column of
+        // infinite upper bound): classify on a fresh copy with the primal simplex
+        ClpSimplex again;
+        load(again);
+        again.primal();
+        if (again.status() != 3) clp = again;
+    }
     if (clp.isProvenOptimal()) {
         const double flip = m.sense == obj_sense::maximize ? -1.0 : 1.0;
         r.status = solve_status::optimal;

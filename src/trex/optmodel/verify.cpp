@@ -25,6 +25,25 @@ bool objectives_agree(double a, double b, double rel_tol) {
     return std::fabs(a - b) <= rel_tol * std::max({1.0, std::fabs(a), std::fabs(b)});
 }
 
+bool is_binding(const model& m, int i, const std::vector<double>& x, double activity) {
+    const constraint& c = m.cons[i];
+    const double tol = 1e-6 * std::max(1.0, std::fabs(c.rhs));
+    if (c.sense == row_sense::eq) return true;
+    const double slack = c.sense == row_sense::le ? c.rhs - activity : activity - c.rhs;  // >= 0 when feasible
+    if (slack <= tol) return true;
+    // integer rows: binding when no unit move of an integer variable that uses up slack still fits
+    double min_step = inf;
+    for (const term& t : c.terms) {
+        const variable& v = m.vars[t.var];
+        if (v.type == var_type::continuous) return false;
+        // direction of x_j that consumes slack: sign(a) for <=, -sign(a) for >=
+        const double dir = (c.sense == row_sense::le ? 1.0 : -1.0) * (t.coef > 0 ? 1.0 : -1.0);
+        const bool can_move = dir > 0 ? x[t.var] + 1 <= v.ub + 1e-9 : x[t.var] - 1 >= v.lb - 1e-9;
+        if (can_move) min_step = std::min(min_step, std::fabs(t.coef));
+    }
+    return min_step != inf && min_step > slack + tol;
+}
+
 verification verify(const model& m, const verify_options& opt) {
     verification v;
     solve_options so;
@@ -54,10 +73,8 @@ verification verify(const model& m, const verify_options& opt) {
         v.verdict = gate::objective_disagree;
         return v;
     }
-    for (size_t i = 0; i < m.cons.size(); i++) {
-        const double slack = v.coin.activity[i] - m.cons[i].rhs;
-        if (std::fabs(slack) <= 1e-6 * std::max(1.0, std::fabs(m.cons[i].rhs))) v.binding++;
-    }
+    for (size_t i = 0; i < m.cons.size(); i++)
+        if (is_binding(m, (int)i, v.coin.x, v.coin.activity[i])) v.binding++;
     bool all_zero = true;
     for (double x : v.coin.x)
         if (std::fabs(x) > 1e-9) all_zero = false;
@@ -65,7 +82,7 @@ verification verify(const model& m, const verify_options& opt) {
         v.verdict = gate::trivial;
         return v;
     }
-    if (v.binding < std::min<int>(opt.min_binding, (int)m.cons.size())) {
+    if (v.binding < std::min<int>(opt.min_binding, std::max<int>(1, (int)m.cons.size() / 2))) {
         v.verdict = gate::few_binding;
         return v;
     }

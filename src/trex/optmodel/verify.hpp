@@ -28,19 +28,24 @@ const char* gate_name(gate g);  // "kept", "solver_error", ...
 struct verify_options {
     double time_limit_s = 10.0;
     double rel_tol = 1e-6;
-    int min_binding = 2;  // at least min(min_binding, number of constraints) rows with zero slack
+    int min_binding = 2;  // at least min(min_binding, max(1, rows / 2)) binding rows (is_binding)
 };
 
 struct verification {
     gate verdict = gate::solver_error;
     solve_status status = solve_status::error;  // the agreed status
     double objective = 0.0;                      // COIN's objective when optimal
-    int binding = 0;                             // rows with |a_i x - b_i| <= 1e-6 max(1, |b_i|)
+    int binding = 0;                             // binding rows (is_binding)
     solve_result coin, glpk;
 };
 
 // True when a and b agree within rel_tol * max(1, |a|, |b|).
 bool objectives_agree(double a, double b, double rel_tol = 1e-6);
+
+// Row i is binding at x: an equality; zero slack (|a_i x - b_i| <= 1e-6 max(1, |b_i|)); or, for a row of integer
+// variables only, a slack smaller than every unit move of a variable that would use it up (e.g. a knapsack whose
+// remaining capacity fits no further item).
+bool is_binding(const model& m, int i, const std::vector<double>& x, double activity);
 
 verification verify(const model& m, const verify_options& opt = {});
 

@@ -25,7 +25,7 @@ std::string py_linear(const std::vector<std::pair<double, int>>& terms, const st
         if (std::fabs(a) != 1.0) out += py_number(std::fabs(a)) + " * ";
         out += fmt::format("v[\"{}\"]", names[j]);
     }
-    return out;
+    return out.find('\n') == std::string::npos ? out : "(" + out + ")";
 }
 
 }  // namespace
