@@ -109,7 +109,10 @@ std::string render_code(const family& f, const instance& inst, dialect d, bool d
     if (data_from_file) {
         out += "with open(\"data.json\") as f:\n    data = json.load(f)\n\n";
     } else {
-        out += "data = " + inst.data.dump(4) + "\n\n";
+        out += "data = {\n";  // one line per key
+        for (auto it = inst.data.begin(); it != inst.data.end(); ++it)
+            out += "    " + ojson(it.key()).dump() + ": " + it.value().dump() + ",\n";
+        out += "}\n\n";
     }
     if (pulp) {
         out += fmt::format("prob = pulp.LpProblem(\"{}\", pulp.{})\n", f.name, minimize ? "LpMinimize" : "LpMaximize");
