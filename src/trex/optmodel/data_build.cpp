@@ -42,7 +42,8 @@ namespace {
 }
 
 std::vector<std::pair<std::string, double>> weights(const std::string& src, const ojson& j, const std::string& key,
-                                                    const std::vector<std::string>& allowed) {
+                                                    const std::vector<std::string>& allowed,
+                                                    const std::string& prefix = "sft.") {
     std::vector<std::pair<std::string, double>> out;
     if (!j.contains(key) || (j.at(key).is_string() && j.at(key).get<std::string>() == "all")) {
         for (const auto& a : allowed) out.push_back({a, 1.0});
@@ -51,28 +52,28 @@ std::vector<std::pair<std::string, double>> weights(const std::string& src, cons
     const ojson& v = j.at(key);
     if (v.is_array()) {
         for (const auto& e : v) {
-            if (!e.is_string()) cfg_fail(src, key, "list entries must be names");
+            if (!e.is_string()) cfg_fail(src, prefix + key, "list entries must be names");
             out.push_back({e.get<std::string>(), 1.0});
         }
     } else if (v.is_object()) {
         for (auto it = v.begin(); it != v.end(); ++it) {
             if (!it.value().is_number() || it.value().get<double>() < 0)
-                cfg_fail(src, key + "." + it.key(), "weight must be a number >= 0");
+                cfg_fail(src, prefix + key + "." + it.key(), "weight must be a number >= 0");
             out.push_back({it.key(), it.value().get<double>()});
         }
     } else {
-        cfg_fail(src, key, "expected \"all\", a list of names or an object of weights");
+        cfg_fail(src, prefix + key, "expected \"all\", a list of names or an object of weights");
     }
     double total = 0;
     for (const auto& [n, w] : out) {
         if (std::find(allowed.begin(), allowed.end(), n) == allowed.end()) {
             std::string list;
             for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-            cfg_fail(src, key, fmt::format("unknown name '{}' (known: {})", n, list));
+            cfg_fail(src, prefix + key, fmt::format("unknown name '{}' (known: {})", n, list));
         }
         total += w;
     }
-    if (out.empty() || total <= 0) cfg_fail(src, key, "needs at least one positive weight");
+    if (out.empty() || total <= 0) cfg_fail(src, prefix + key, "needs at least one positive weight");
     return out;
 }
 

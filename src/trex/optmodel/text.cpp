@@ -176,7 +176,11 @@ std::vector<std::string> pool_names(const std::string& pool, int n, rng& r) {
     auto it = pools().find(pool);
     TREX_CHECK(it != pools().end(), "unknown name pool '{}'", pool);
     const auto& src = it->second;
+    // calendar-like pools keep their order (periods must read Jan, Feb, ...), the others are shuffled
+    const bool ordered = pool == "periods" || pool == "weeks" || pool == "slots";
     std::vector<int> perm = r.permutation((int)src.size());
+    if (ordered)
+        for (size_t i = 0; i < perm.size(); i++) perm[i] = (int)i;
     std::vector<std::string> out;
     for (int i = 0; i < n; i++) {
         if (i < (int)src.size()) out.push_back(src[perm[i]]);

@@ -39,8 +39,8 @@ std::string capitalise(std::string s);
 // "a, b and c"
 std::string join_and(const std::vector<std::string>& items, const std::string& conj = "and");
 
-// Named pools of entity names ("cities", "products", ...): the first n names of a seeded shuffle of the pool,
-// numbered ("Site 21") past its end. Throws for an unknown pool.
+// Named pools of entity names ("cities", "products", ...): the first n names of a seeded shuffle of the pool
+// (calendar pools "periods", "weeks", "slots" in order), numbered ("Site 21") past its end. Throws for an unknown pool.
 std::vector<std::string> pool_names(const std::string& pool, int n, rng& r);
 
 }  // namespace trex::optmodel
