@@ -418,6 +418,7 @@ struct worker {
     int to = -1, from = -1;
     std::string buf;
     long busy = -1;  // slot in progress
+    long busy_a0 = 0;  // its first attempt
 };
 
 void write_file(const std::string& path, const std::string& text) {
@@ -496,8 +497,8 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
     int nw = c.workers > 0 ? c.workers : (int)std::max(1u, std::thread::hardware_concurrency());
     nw = (int)std::min<long>(nw, std::max<long>(1, (long)slots.size()));
     std::vector<worker> workers((size_t)nw);
-    std::fflush(nullptr);
-    for (int w = 0; w < nw; w++) {
+    auto spawn = [&](int w) {
+        std::fflush(nullptr);
         int a[2], b[2];
         TREX_CHECK(::pipe(a) == 0 && ::pipe(b) == 0, "cannot create pipes");
         pid_t pid = ::fork();
@@ -505,10 +506,11 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
         if (pid == 0) {
             ::close(a[1]);
             ::close(b[0]);
-            for (int v = 0; v < w; v++) {
-                ::close(workers[(size_t)v].to);
-                ::close(workers[(size_t)v].from);
-            }
+            for (int v = 0; v < nw; v++)
+                if (v != w && workers[(size_t)v].pid > 0) {
+                    ::close(workers[(size_t)v].to);
+                    ::close(workers[(size_t)v].from);
+                }
             const int devnull = ::open("/dev/null", O_WRONLY);  // solver libraries may print; stdout is the report's
             if (devnull >= 0) ::dup2(devnull, 1);
             worker_env env{c, nullptr, python, (tmp / (".scratch-" + std::to_string(w))).string()};
@@ -516,8 +518,9 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
         }
         ::close(a[0]);
         ::close(b[1]);
-        workers[(size_t)w] = {pid, a[1], b[0], "", -1};
-    }
+        workers[(size_t)w] = {pid, a[1], b[0], "", -1, 0};
+    };
+    for (int w = 0; w < nw; w++) spawn(w);
     auto stop_workers = [&]() {
         for (auto& w : workers) {
             if (w.pid <= 0) continue;
@@ -544,6 +547,7 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
         const std::string msg = fmt::format("{} {}\n", k, a0);
         TREX_CHECK(::write(w.to, msg.data(), msg.size()) == (ssize_t)msg.size(), "lost a worker");
         w.busy = k;
+        w.busy_a0 = a0;
     };
     for (auto& w : workers) dispatch(w);
 
@@ -634,7 +638,26 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
             worker& w = workers[i];
             char buf[65536];
             ssize_t n = ::read(w.from, buf, sizeof buf);
-            if (n <= 0) throw_error(fmt::format("a data worker died while processing slot {}", w.busy));
+            if (n <= 0) {
+                // the worker died: a solver library aborted on one of its instances (Clp/Cbc assert on some
+                // inputs). The crash is deterministic, so skip that slot's whole batch of attempts, count it as a
+                // solver error and start a new worker.
+                int st;
+                ::close(w.to);
+                ::close(w.from);
+                ::waitpid(w.pid, &st, 0);
+                w.pid = -1;
+                if (w.busy >= 0) {
+                    gates["solver_error"] = gates.value("solver_error", 0) + 1;
+                    attempts++;
+                    TREX_CHECK(w.busy_a0 + attempts_per_dispatch < 8 * attempts_per_dispatch,
+                               "slot {}: data workers keep crashing on its instances", w.busy);
+                    queue.push_back({w.busy, w.busy_a0 + attempts_per_dispatch});
+                }
+                spawn((int)i);
+                dispatch(workers[i]);
+                continue;
+            }
             w.buf.append(buf, (size_t)n);
             size_t nl;
             while ((nl = w.buf.find('\n')) != std::string::npos) {
