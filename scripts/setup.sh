@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point that installs every dependency of T-Rex and builds it.
 #
-#   scripts/setup.sh               Debian packages + project venv (.venv) + Release build in build/
+#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pulp) + Release build in build/
 #   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
 #                                  regenerate golden fixtures, run the PyTorch parity tests and `trex bench --peer`)
 #   scripts/setup.sh --no-build    dependencies only
@@ -29,6 +29,9 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev
   libxxhash-dev            # checkpoint and shard checksums
   libtomlplusplus-dev      # run configs (trex train --config run.toml)
+  # OR solvers (trex data): COIN-OR Cbc/Clp/Osi, GLPK (library, glpsol + MathProg examples, manual text)
+  coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcoinutils-dev coinor-libcbc-doc
+  libglpk-dev glpk-utils glpk-doc
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -40,11 +43,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-# Project-local Python environment (numpy only by default; torch + transformers behind --with-torch).
+# Project-local Python environment: numpy, and PuLP (with its bundled CBC) to re-execute the Python answers of
+# `trex data`; torch + transformers behind --with-torch.
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -c "import numpy" 2>/dev/null || .venv/bin/pip install --quiet numpy
+.venv/bin/python -c "import pulp; assert pulp.PULP_CBC_CMD().available()" 2>/dev/null || .venv/bin/pip install --quiet pulp
 if [ "$with_torch" -eq 1 ]; then
   .venv/bin/python -c "import torch, transformers, safetensors" 2>/dev/null ||
     .venv/bin/pip install --quiet torch transformers safetensors

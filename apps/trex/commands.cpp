@@ -7,6 +7,7 @@ void register_all(CLI::App& app) {
     register_bench(app);
     register_train(app);
     register_convert(app);
+    register_data(app);
 }
 
 }  // namespace trex::cli

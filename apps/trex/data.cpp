@@ -1,0 +1,152 @@
+// trex data: the solver-verified OR data pipeline.
+//
+//   trex data build --config FILE [--force] [--no-progress]   generate, verify, render, package (docs/or_data.md)
+//   trex data decontam --data DIR|FILE --against FILE... [--n 13] [--drop]   n-gram overlap report (JSON)
+//   trex data stats DIR [--json]                               distributions from manifest.json and sft.jsonl
+//   trex data families                                         the problem families with their domains
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "commands.hpp"
+#include "trex/base/error.hpp"
+#include "trex/optmodel/data_build.hpp"
+#include "trex/optmodel/decontam.hpp"
+#include "trex/optmodel/family.hpp"
+
+namespace trex::cli {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+using namespace trex::optmodel;
+
+struct data_options {
+    std::string config;
+    bool force = false, no_progress = false;
+    std::string data;
+    std::vector<std::string> against;
+    int n = 13;
+    bool drop = false;
+    std::string dir;
+    bool json = false;
+};
+
+void run_build_cmd(const data_options& o) {
+    const build_config cfg = parse_build_config(o.config);
+    const build_report r = run_build(cfg, o.force, !o.no_progress);
+    const long items = r.sft + r.test + r.cpt;
+    std::printf("trex data build: %s\n", cfg.output_dir.c_str());
+    std::printf("  sft samples %ld, test items %ld, cpt documents %ld synthetic + %ld collected\n", r.sft, r.test,
+                r.cpt, r.resources);
+    std::printf("  time %.1f s, %.2f verified items/s (%.2f SFT samples/s)\n", r.seconds, items / r.seconds,
+                r.sft / r.seconds);
+    std::printf("  attempts %ld (generated instances incl. dropped), kept %ld\n", r.attempts, items);
+    std::printf("  drops per gate (share of attempts):\n");
+    for (const auto& [g, n] : r.drops)
+        std::printf("    %-20s %7ld  %6.2f%%\n", g.c_str(), n, r.attempts ? 100.0 * n / r.attempts : 0.0);
+}
+
+void print_table(const char* title, const ojson& o) {
+    long total = 0;
+    for (auto it = o.begin(); it != o.end(); ++it) total += it.value().get<long>();
+    std::printf("%s\n", title);
+    for (auto it = o.begin(); it != o.end(); ++it)
+        std::printf("  %-26s %7ld  %5.1f%%\n", it.key().c_str(), it.value().get<long>(),
+                    total ? 100.0 * it.value().get<long>() / total : 0.0);
+}
+
+void run_stats_cmd(const data_options& o) {
+    const std::string mpath = o.dir + "/manifest.json";
+    std::ifstream in(mpath);
+    TREX_CHECK(in.good(), "{}: cannot read (not a trex data build directory?)", mpath);
+    ojson m;
+    try {
+        m = ojson::parse(in);
+    } catch (const std::exception&) {
+        throw_error(fmt::format("{}: malformed JSON", mpath));
+    }
+    // lengths from sft.jsonl
+    std::ifstream sft(o.dir + "/sft.jsonl");
+    long n = 0;
+    double qchars = 0, achars = 0;
+    std::string line;
+    while (std::getline(sft, line)) {
+        if (line.empty()) continue;
+        ojson r = ojson::parse(line);
+        n++;
+        qchars += (double)r["messages"][0]["content"].get<std::string>().size();
+        achars += (double)r["messages"][1]["content"].get<std::string>().size();
+    }
+    if (o.json) {
+        ojson out = {{"manifest", m},
+                     {"sft_lines", n},
+                     {"mean_question_chars", n ? qchars / n : 0},
+                     {"mean_answer_chars", n ? achars / n : 0}};
+        std::printf("%s\n", out.dump(2).c_str());
+        return;
+    }
+    std::printf("%s: seed %s, %s\n", o.dir.c_str(), m["seed"].dump().c_str(), m["counts"].dump().c_str());
+    std::printf("sft.jsonl: %ld samples, mean question %.0f chars, mean answer %.0f chars\n", n, n ? qchars / n : 0,
+                n ? achars / n : 0);
+    for (const char* kind : {"sft", "test", "cpt"}) {
+        if (!m.contains(kind)) continue;
+        for (auto it = m[kind].begin(); it != m[kind].end(); ++it)
+            print_table(fmt::format("{} {}", kind, it.key()).c_str(), it.value());
+    }
+    if (m.contains("gates")) {
+        const long att = m["gates"]["attempts"].get<long>();
+        std::printf("gates: %ld attempts, %ld kept\n", att, m["gates"]["kept"].get<long>());
+        for (auto it = m["gates"]["drops"].begin(); it != m["gates"]["drops"].end(); ++it)
+            std::printf("  %-20s %7ld  %6.2f%%\n", it.key().c_str(), it.value().get<long>(),
+                        att ? 100.0 * it.value().get<long>() / att : 0.0);
+    }
+}
+
+}  // namespace
+
+void register_data(CLI::App& app) {
+    auto opt = std::make_shared<data_options>();
+    CLI::App* data = app.add_subcommand("data", "solver-verified OR data: build, decontam, stats, families");
+    data->require_subcommand(1);
+
+    CLI::App* build = data->add_subcommand("build", "generate, verify, render and package OR data from a config");
+    build->add_option("--config", opt->config, "build config (JSON, see docs/or_data.md)")->required();
+    build->add_flag("--force", opt->force, "replace an existing output directory");
+    build->add_flag("--no-progress", opt->no_progress, "no progress output");
+    build->callback([opt] { run_build_cmd(*opt); });
+
+    CLI::App* dec = data->add_subcommand("decontam", "n-gram overlap between our data and benchmark files");
+    dec->add_option("--data", opt->data, "build directory or JSONL file")->required();
+    dec->add_option("--against", opt->against, "benchmark files (JSON list or JSONL)")->required();
+    dec->add_option("--n", opt->n, "n-gram length in words (default 13)");
+    dec->add_flag("--drop", opt->drop, "rewrite the files without the overlapping items");
+    dec->callback([opt] {
+        decontam_options d;
+        d.n = opt->n;
+        d.drop = opt->drop;
+        std::printf("%s\n", decontaminate(opt->data, opt->against, d).dump(2).c_str());
+    });
+
+    CLI::App* stats = data->add_subcommand("stats", "distributions of a build");
+    stats->add_option("dir", opt->dir, "build directory")->required();
+    stats->add_flag("--json", opt->json, "print JSON");
+    stats->callback([opt] { run_stats_cmd(*opt); });
+
+    CLI::App* fams = data->add_subcommand("families", "list the problem families");
+    fams->callback([] {
+        for (const family* f : all_families()) {
+            std::string domains;
+            for (const auto& s : f->scenarios)
+                if (domains.find(s.domain) == std::string::npos) domains += (domains.empty() ? "" : ",") + s.domain;
+            std::printf("%-24s %-5s %s%s  [%s]\n", f->name.c_str(), f->milp ? "MILP" : "LP", f->title.c_str(),
+                        f->can_infeasible || f->can_unbounded ? " (designs: infeasible/unbounded)" : "",
+                        domains.c_str());
+        }
+    });
+}
+
+}  // namespace trex::cli

@@ -1,0 +1,133 @@
+// Blending: mix ingredients (cost, availability, attribute contents in %) into a batch of T units whose attribute
+// percentages lie within [lo_k, hi_k]; minimum cost. LP. Infeasible design: a minimum no ingredient can reach.
+#include "trex/optmodel/families/common.hpp"
+
+namespace trex::optmodel::families {
+
+namespace {
+
+void generate(gen_context& g) {
+    const int d = g.req.difficulty;
+    const int ni = 3 + d + g.r.int_in(0, 1), nk = 2 + (d + 1) / 2;
+    const strings I = g.names("ingredient", ni), K = g.names("attribute", nk);
+    std::vector<double> cost(ni), avail(ni), lo(nk), hi(nk);
+    std::vector<std::vector<double>> content(ni, std::vector<double>(nk));
+    for (int i = 0; i < ni; i++) {
+        cost[i] = g.r.real_in(1, 12, 1);
+        for (int k = 0; k < nk; k++) content[i][k] = g.r.int_in(1, 40);
+    }
+    const double total = 100 * g.r.int_in(5, 20);
+    // a reference blend (random weights) that is feasible by construction
+    std::vector<double> w(ni);
+    for (auto& x : w) x = g.r.real_in(0.1, 1, 2);
+    const double ws = sum(w);
+    for (int i = 0; i < ni; i++) avail[i] = 10 * std::ceil(total * w[i] / ws * g.r.real_in(1.3, 3, 2) / 10);
+    for (int k = 0; k < nk; k++) {
+        double g_k = 0;
+        for (int i = 0; i < ni; i++) g_k += w[i] / ws * content[i][k];
+        lo[k] = std::floor(g_k - g.r.real_in(1, 4, 0));
+        hi[k] = std::ceil(g_k + g.r.real_in(1, 6, 0));
+        if (lo[k] < 0) lo[k] = 0;
+    }
+    if (g.req.want == design::infeasible) {
+        const int k = g.r.int_in(0, nk - 1);
+        double mx = 0;
+        for (int i = 0; i < ni; i++) mx = std::max(mx, content[i][k]);
+        lo[k] = mx + 2;
+        hi[k] = mx + 8;
+    }
+    ojson& data = g.inst.data;
+    data["ingredients"] = list(I);
+    data["attributes"] = list(K);
+    data["cost"] = map1(I, cost);
+    data["available"] = map1(I, avail);
+    data["content"] = map2(I, K, content);
+    data["min_percent"] = map1(K, lo);
+    data["max_percent"] = map1(K, hi);
+    data["batch_size"] = num(total);
+    model& m = g.inst.m;
+    std::vector<int> x(ni);
+    for (int i = 0; i < ni; i++) x[i] = m.add_var(nm("x", i), var_type::continuous, 0, avail[i], cost[i]);
+    std::vector<term> t;
+    for (int i = 0; i < ni; i++) t.push_back({x[i], 1});
+    m.add_con("batch", t, row_sense::eq, total);
+    // sum_i content_ik x_i >= lo_k T  (percent of the batch)
+    for (int k = 0; k < nk; k++) {
+        std::vector<term> tk;
+        for (int i = 0; i < ni; i++) tk.push_back({x[i], content[i][k]});
+        m.add_con(nm("min", k), tk, row_sense::ge, lo[k] * total);
+        m.add_con(nm("max", k), tk, row_sense::le, hi[k] * total);
+    }
+}
+
+}  // namespace
+
+TREX_FAMILY(blending) {
+    static const family f = [] {
+        family f;
+        f.name = "blending";
+        f.title = "Blending problem";
+        f.can_infeasible = true;
+        f.generate = generate;
+        f.scenarios = {
+            {"production", {{"org", "a foundry"}, {"ingredients", "raw materials"}, {"product", "alloy"},
+                            {"unit", "kg"}, {"ingredient_pool", "ingredients"}, {"attribute_pool", "elements"}}},
+            {"energy", {{"org", "a fuel blender"}, {"ingredients", "component fuels"}, {"product", "fuel"},
+                        {"unit", "liters"}, {"ingredient_pool", "fuel_components"},
+                        {"attribute_pool", "fuel_properties"}}},
+            {"environment", {{"org", "a compost producer"}, {"ingredients", "feedstocks"}, {"product", "compost"},
+                             {"unit", "kg"}, {"ingredient_pool", "feedstocks"},
+                             {"attribute_pool", "soil_nutrients"}}},
+            {"healthcare", {{"org", "a clinical nutrition kitchen"}, {"ingredients", "base powders"},
+                            {"product", "formula"}, {"unit", "grams"}, {"ingredient_pool", "foods"},
+                            {"attribute_pool", "nutrients"}}},
+        };
+        f.intro = "[{Org} produces a batch of {product} by blending {n_ingredients} {ingredients}.|{Org} must decide "
+                  "how much of each of {n_ingredients} {ingredients} goes into a batch of {product}.]";
+        f.params = {
+            {"ingredients", {}, "{ingredients}", "", true},
+            {"attributes", {}, "quality attributes", "", true},
+            {"cost", {"ingredients"}, "cost", "$ per {unit}"},
+            {"available", {"ingredients"}, "amount available", "{unit}"},
+            {"content", {"ingredients", "attributes"}, "content", "%"},
+            {"min_percent", {"attributes"}, "minimum share in the {product}", "%"},
+            {"max_percent", {"attributes"}, "maximum share in the {product}", "%"},
+            {"batch_size", {}, "batch size", "{unit}"},
+        };
+        f.constraints = {"[The batch must have exactly the required size.|The amounts used add up to the batch "
+                         "size.]",
+                         "[For each attribute, the share in the final {product} (the content-weighted average of "
+                         "the {ingredients}) must lie between its minimum and maximum.|Each attribute's percentage "
+                         "in the blend must stay within its limits.]",
+                         "[No more of an ingredient can be used than is available.|Availability limits each "
+                         "ingredient.]"};
+        f.objective = "[Minimize the cost of the batch.|Find the cheapest blend.]";
+        f.decisions = "the amount of each ingredient in the batch";
+        f.latex = "\\begin{aligned}\n"
+                  "\\min\\;& \\sum_{i\\in I} c_i\\,x_i \\\\\n"
+                  "\\text{s.t.}\\;& \\sum_{i\\in I} x_i = B \\quad\\text{(batch)} \\\\\n"
+                  "& \\sum_{i\\in I} a_{ik}\\,x_i \\ge l_k\\,B && \\forall k\\in K \\quad\\text{(min)} \\\\\n"
+                  "& \\sum_{i\\in I} a_{ik}\\,x_i \\le h_k\\,B && \\forall k\\in K \\quad\\text{(max)} \\\\\n"
+                  "& 0 \\le x_i \\le s_i && \\forall i\\in I\n"
+                  "\\end{aligned}";
+        f.latex_symbols = {"$I$: {ingredients}; $K$: attributes", "$c_i$: cost; $s_i$: availability; $B$: batch "
+                           "size", "$a_{ik}$: content (%); $l_k$, $h_k$: bounds (%)", "$x_i$: amount of $i$ used"};
+        f.code = R"(I = data["ingredients"]
+K = data["attributes"]
+B = data["batch_size"]
+x = {i: @var(f"x_{a + 1}", 0, data["available"][i], C) for a, i in enumerate(I)}
+@obj(@sum(data["cost"][i] * x[i] for i in I))
+@add(@sum(x[i] for i in I) == B, "batch")
+for b, k in enumerate(K):
+    @add(@sum(data["content"][i][k] * x[i] for i in I) >= data["min_percent"][k] * B, f"min_{b + 1}")
+    @add(@sum(data["content"][i][k] * x[i] for i in I) <= data["max_percent"][k] * B, f"max_{b + 1}")
+)";
+        f.var_docs = {{"x", {"ingredients"}, "amount of {0}"}};
+        f.con_docs = {{"batch", {}, "batch size"}, {"min", {"attributes"}, "minimum {0}"},
+                      {"max", {"attributes"}, "maximum {0}"}};
+        return f;
+    }();
+    return f;
+}
+
+}  // namespace trex::optmodel::families

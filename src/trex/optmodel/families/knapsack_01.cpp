@@ -1,0 +1,85 @@
+// 0-1 knapsack: choose items of value v_i and weight w_i within capacity W, maximum value. MILP.
+#include "trex/optmodel/families/common.hpp"
+
+namespace trex::optmodel::families {
+
+namespace {
+
+void generate(gen_context& g) {
+    const int n = 4 + 2 * g.req.difficulty + g.r.int_in(0, 2);
+    const strings I = g.names("item", n);
+    std::vector<double> value(n), weight(n);
+    for (int i = 0; i < n; i++) {
+        weight[i] = g.r.int_in(3, 30);
+        value[i] = std::max(1.0, std::round(weight[i] * g.r.real_in(0.6, 2.0, 2) + g.r.int_in(0, 10)));
+    }
+    const double cap = std::round(sum(weight) * g.r.real_in(0.3, 0.6, 2));
+    ojson& data = g.inst.data;
+    data["items"] = list(I);
+    data["value"] = map1(I, value);
+    data["weight"] = map1(I, weight);
+    data["capacity"] = num(cap);
+    model& m = g.inst.m;
+    m.sense = obj_sense::maximize;
+    std::vector<term> t;
+    for (int i = 0; i < n; i++) t.push_back({m.add_var(nm("x", i), var_type::binary, 0, 1, value[i]), weight[i]});
+    m.add_con("capacity", t, row_sense::le, cap);
+}
+
+}  // namespace
+
+TREX_FAMILY(knapsack_01) {
+    static const family f = [] {
+        family f;
+        f.name = "knapsack_01";
+        f.title = "0-1 knapsack problem";
+        f.milp = true;
+        f.generate = generate;
+        f.scenarios = {
+            {"logistics", {{"org", "an expedition team"}, {"item", "piece of equipment"}, {"items", "items"},
+                           {"value", "usefulness score"}, {"vunit", "points"}, {"wunit", "kg"},
+                           {"cap", "the weight the team can carry"}, {"item_pool", "items"}}},
+            {"finance", {{"org", "an investment committee"}, {"item", "project"}, {"items", "projects"},
+                         {"value", "expected net present value"}, {"vunit", "k$"}, {"wunit", "k$ of capital"},
+                         {"cap", "the capital budget"}, {"item_pool", "products"}}},
+            {"energy", {{"org", "a grid operator"}, {"item", "upgrade"}, {"items", "candidate upgrades"},
+                        {"value", "reliability gain"}, {"vunit", "points"}, {"wunit", "crew-days"},
+                        {"cap", "the available crew-days"}, {"item_pool", "sites"}}},
+            {"environment", {{"org", "a conservation trust"}, {"item", "parcel"}, {"items", "land parcels"},
+                             {"value", "habitat score"}, {"vunit", "points"}, {"wunit", "k$"},
+                             {"cap", "the acquisition budget"}, {"item_pool", "regions"}}},
+        };
+        f.intro = "[{Org} can choose among {n_items} {items}.|{Org} is deciding which of {n_items} {items} to "
+                  "take on.]";
+        f.params = {
+            {"items", {}, "{items}", "", true},
+            {"value", {"items"}, "{value}", "{vunit}"},
+            {"weight", {"items"}, "[cost|size|requirement]", "{wunit}"},
+            {"capacity", {}, "[capacity|limit], i.e. {cap}", "{wunit}"},
+        };
+        f.constraints = {"[The chosen {items} together may not exceed the capacity.|The total requirement of "
+                         "the selection must stay within the capacity.]"};
+        f.objective = "[Maximize the total {value} of the selection.|Which {items} should be chosen to get the "
+                      "largest total {value}?]";
+        f.integrality = "[Each {item} is either taken completely or not at all.|{Items} cannot be split.]";
+        f.decisions = "whether each {item} is selected (binary)";
+        f.latex = "\\begin{aligned}\n"
+                  "\\max\\;& \\sum_{i\\in I} v_i\\,x_i \\\\\n"
+                  "\\text{s.t.}\\;& \\sum_{i\\in I} w_i\\,x_i \\le W \\quad\\text{(capacity)} \\\\\n"
+                  "& x_i \\in \\{0,1\\} && \\forall i\\in I\n"
+                  "\\end{aligned}";
+        f.latex_symbols = {"$I$: {items}", "$v_i$: {value} of $i$; $w_i$: its requirement ({wunit})",
+                           "$W$: capacity", "$x_i = 1$ if $i$ is selected"};
+        f.code = R"(I = data["items"]
+x = {i: @var(f"x_{a + 1}", 0, 1, B) for a, i in enumerate(I)}
+@obj(@sum(data["value"][i] * x[i] for i in I))
+@add(@sum(data["weight"][i] * x[i] for i in I) <= data["capacity"], "capacity")
+)";
+        f.var_docs = {{"x", {"items"}, "{0} selected"}};
+        f.con_docs = {{"capacity", {}, "capacity"}};
+        return f;
+    }();
+    return f;
+}
+
+}  // namespace trex::optmodel::families

@@ -1,0 +1,103 @@
+// Unrelated parallel machine scheduling: assign each job to one machine (processing time p_jm), minimise the
+// makespan C_max. MILP.
+#include "trex/optmodel/families/common.hpp"
+
+namespace trex::optmodel::families {
+
+namespace {
+
+void generate(gen_context& g) {
+    const int d = g.req.difficulty;
+    const int nm_ = 2 + (d >= 3) + g.r.int_in(0, 1), nj = 3 + d + g.r.int_in(0, 2);
+    const strings J = g.names("job", nj), M = g.names("machine", nm_);
+    std::vector<std::vector<double>> p(nj, std::vector<double>(nm_));
+    for (int j = 0; j < nj; j++) {
+        const int base = g.r.int_in(3, 15);
+        for (int k = 0; k < nm_; k++) p[j][k] = std::max(1, base + g.r.int_in(-3, 6));
+    }
+    ojson& data = g.inst.data;
+    data["jobs"] = list(J);
+    data["machines"] = list(M);
+    data["time"] = map2(J, M, p);
+    model& m = g.inst.m;
+    const int cmax = m.add_var("makespan", var_type::continuous, 0, inf, 1);
+    std::vector<std::vector<int>> x(nj, std::vector<int>(nm_));
+    for (int j = 0; j < nj; j++)
+        for (int k = 0; k < nm_; k++) x[j][k] = m.add_var(nm("x", j, k), var_type::binary, 0, 1, 0);
+    for (int j = 0; j < nj; j++) {
+        std::vector<term> t;
+        for (int k = 0; k < nm_; k++) t.push_back({x[j][k], 1});
+        m.add_con(nm("assign", j), t, row_sense::eq, 1);
+    }
+    for (int k = 0; k < nm_; k++) {
+        std::vector<term> t;
+        for (int j = 0; j < nj; j++) t.push_back({x[j][k], p[j][k]});
+        t.push_back({cmax, -1});
+        m.add_con(nm("load", k), t, row_sense::le, 0);
+    }
+}
+
+}  // namespace
+
+TREX_FAMILY(machine_scheduling) {
+    static const family f = [] {
+        family f;
+        f.name = "machine_scheduling";
+        f.title = "Parallel machine scheduling (makespan)";
+        f.milp = true;
+        f.generate = generate;
+        f.scenarios = {
+            {"production", {{"org", "a machine shop"}, {"job", "job"}, {"jobs", "jobs"}, {"machine", "machine"},
+                            {"machines", "machines"}, {"unit", "hours"}, {"job_pool", "jobs"},
+                            {"machine_pool", "machines"}}},
+            {"generic", {{"org", "a compute cluster"}, {"job", "batch job"}, {"jobs", "batch jobs"},
+                         {"machine", "server"}, {"machines", "servers"}, {"unit", "minutes"},
+                         {"job_pool", "tasks"}, {"machine_pool", "machines"}}},
+            {"healthcare", {{"org", "a hospital laboratory"}, {"job", "sample batch"}, {"jobs", "sample batches"},
+                            {"machine", "analyzer"}, {"machines", "analyzers"}, {"unit", "minutes"},
+                            {"job_pool", "jobs"}, {"machine_pool", "machines"}}},
+            {"education", {{"org", "an exam office"}, {"job", "exam stack"}, {"jobs", "exam stacks"},
+                           {"machine", "grader"}, {"machines", "graders"}, {"unit", "hours"},
+                           {"job_pool", "courses"}, {"machine_pool", "workers"}}},
+        };
+        f.intro = "[{Org} has {n_jobs} {jobs} to process on {n_machines} {machines} working in parallel.|{Org} "
+                  "must split {n_jobs} {jobs} among {n_machines} {machines}; times differ by {machine}.]";
+        f.params = {
+            {"jobs", {}, "{jobs}", "", true},
+            {"machines", {}, "{machines}", "", true},
+            {"time", {"jobs", "machines"}, "processing time", "{unit}"},
+        };
+        f.constraints = {"[Each {job} runs entirely on one {machine}.|A {job} cannot be split between "
+                         "{machines}.]",
+                         "[All {machines} start at time zero and process their {jobs} one after another.|A "
+                         "{machine} finishes when its last {job} is done.]"};
+        f.objective = "[Minimize the time at which the last {machine} finishes (the makespan).|Make the whole "
+                      "batch finish as early as possible.]";
+        f.integrality = "[Assignments are yes/no.|Each {job} goes to exactly one {machine}.]";
+        f.decisions = "which {machine} processes each {job} (binary) and the makespan";
+        f.latex = "\\begin{aligned}\n"
+                  "\\min\\;& C_{\\max} \\\\\n"
+                  "\\text{s.t.}\\;& \\sum_{m\\in M} x_{jm} = 1 && \\forall j\\in J \\quad\\text{(assign)} \\\\\n"
+                  "& \\sum_{j\\in J} p_{jm}\\,x_{jm} \\le C_{\\max} && \\forall m\\in M \\quad\\text{(load)} \\\\\n"
+                  "& x_{jm} \\in \\{0,1\\},\\ C_{\\max} \\ge 0\n"
+                  "\\end{aligned}";
+        f.latex_symbols = {"$J$: {jobs}; $M$: {machines}", "$p_{jm}$: processing time of $j$ on $m$",
+                           "$x_{jm} = 1$ if $j$ runs on $m$; $C_{\\max}$: makespan"};
+        f.code = R"(J = data["jobs"]
+M = data["machines"]
+cmax = @var("makespan", 0, None, C)
+x = {(j, k): @var(f"x_{a + 1}_{b + 1}", 0, 1, B) for a, j in enumerate(J) for b, k in enumerate(M)}
+@obj(cmax)
+for a, j in enumerate(J):
+    @add(@sum(x[j, k] for k in M) == 1, f"assign_{a + 1}")
+for b, k in enumerate(M):
+    @add(@sum(data["time"][j][k] * x[j, k] for j in J) - cmax <= 0, f"load_{b + 1}")
+)";
+        f.var_docs = {{"makespan", {}, "makespan"}, {"x", {"jobs", "machines"}, "{0} on {1}"}};
+        f.con_docs = {{"assign", {"jobs"}, "assignment of {0}"}, {"load", {"machines"}, "workload of {0}"}};
+        return f;
+    }();
+    return f;
+}
+
+}  // namespace trex::optmodel::families

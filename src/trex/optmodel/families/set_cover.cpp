@@ -1,0 +1,101 @@
+// Set cover: choose candidate sites (cost c_s) so every zone is covered by at least one chosen site; minimum cost.
+// MILP. Infeasible design: one zone is covered by no site.
+#include "trex/optmodel/families/common.hpp"
+
+namespace trex::optmodel::families {
+
+namespace {
+
+void generate(gen_context& g) {
+    const int d = g.req.difficulty;
+    const int ns = 4 + d + g.r.int_in(0, 2), nz = 5 + 2 * d;
+    const strings S = g.names("site", ns), Z = g.names("zone", nz);
+    std::vector<double> cost(ns);
+    for (auto& c : cost) c = 10 * g.r.int_in(3, 20);
+    std::vector<std::vector<double>> cov(ns, std::vector<double>(nz, 0));
+    for (int s = 0; s < ns; s++)
+        for (int z = 0; z < nz; z++) cov[s][z] = g.r.chance(0.3) ? 1 : 0;
+    for (int z = 0; z < nz; z++) {  // every zone covered at least once
+        bool any = false;
+        for (int s = 0; s < ns; s++) any = any || cov[s][z] > 0;
+        if (!any) cov[g.r.int_in(0, ns - 1)][z] = 1;
+    }
+    if (g.req.want == design::infeasible) {
+        const int z = g.r.int_in(0, nz - 1);
+        for (int s = 0; s < ns; s++) cov[s][z] = 0;
+    }
+    ojson& data = g.inst.data;
+    data["sites"] = list(S);
+    data["zones"] = list(Z);
+    data["cost"] = map1(S, cost);
+    data["covers"] = map2(S, Z, cov);
+    model& m = g.inst.m;
+    std::vector<int> y(ns);
+    for (int s = 0; s < ns; s++) y[s] = m.add_var(nm("y", s), var_type::binary, 0, 1, cost[s]);
+    for (int z = 0; z < nz; z++) {
+        std::vector<term> t;
+        for (int s = 0; s < ns; s++)
+            if (cov[s][z] > 0) t.push_back({y[s], 1});
+        m.add_con(nm("cover", z), t, row_sense::ge, 1);
+    }
+}
+
+}  // namespace
+
+TREX_FAMILY(set_cover) {
+    static const family f = [] {
+        family f;
+        f.name = "set_cover";
+        f.title = "Set covering problem";
+        f.milp = true;
+        f.can_infeasible = true;
+        f.generate = generate;
+        f.scenarios = {
+            {"healthcare", {{"org", "a city's emergency services"}, {"site", "candidate ambulance station"},
+                            {"sites", "candidate ambulance stations"}, {"zone", "neighbourhood"},
+                            {"zones", "neighbourhoods"}, {"site_pool", "sites"}, {"zone_pool", "cities"}}},
+            {"energy", {{"org", "a telecom operator"}, {"site", "candidate tower location"},
+                        {"sites", "candidate tower locations"}, {"zone", "village"}, {"zones", "villages"},
+                        {"site_pool", "sites"}, {"zone_pool", "cities"}}},
+            {"environment", {{"org", "a wildfire agency"}, {"site", "candidate lookout"},
+                             {"sites", "candidate lookouts"}, {"zone", "forest sector"},
+                             {"zones", "forest sectors"}, {"site_pool", "regions"}, {"zone_pool", "nodes"}}},
+            {"education", {{"org", "a tutoring network"}, {"site", "candidate tutor"}, {"sites", "candidate tutors"},
+                           {"zone", "subject"}, {"zones", "subjects"}, {"site_pool", "workers"},
+                           {"zone_pool", "courses"}}},
+        };
+        f.intro = "[{Org} wants to cover {n_zones} {zones} using some of {n_sites} {sites}.|{Org} is selecting "
+                  "among {n_sites} {sites} so that all {n_zones} {zones} are covered.]";
+        f.params = {
+            {"sites", {}, "{sites}", "", true},
+            {"zones", {}, "{zones}", "", true},
+            {"cost", {"sites"}, "cost", "$ thousand"},
+            {"covers", {"sites", "zones"}, "coverage indicator (1 if the {site} covers the {zone}, else 0)", ""},
+        };
+        f.constraints = {"[Every {zone} must be covered by at least one selected {site}.|No {zone} may be left "
+                         "uncovered.]"};
+        f.objective = "[Minimize the total cost of the selected {sites}.|Find the cheapest selection.]";
+        f.integrality = "[Each {site} is either selected or not.|Selections are yes/no decisions.]";
+        f.decisions = "which {sites} to select (binary)";
+        f.latex = "\\begin{aligned}\n"
+                  "\\min\\;& \\sum_{s\\in S} c_s\\,y_s \\\\\n"
+                  "\\text{s.t.}\\;& \\sum_{s\\in S} a_{sz}\\,y_s \\ge 1 && \\forall z\\in Z \\quad\\text{(cover)} \\\\\n"
+                  "& y_s \\in \\{0,1\\}\n"
+                  "\\end{aligned}";
+        f.latex_symbols = {"$S$: {sites}; $Z$: {zones}", "$c_s$: cost; $a_{sz} = 1$ if $s$ covers $z$",
+                           "$y_s = 1$ if $s$ is selected"};
+        f.code = R"(S = data["sites"]
+Z = data["zones"]
+y = {s: @var(f"y_{a + 1}", 0, 1, B) for a, s in enumerate(S)}
+@obj(@sum(data["cost"][s] * y[s] for s in S))
+for b, z in enumerate(Z):
+    @add(@sum(y[s] for s in S if data["covers"][s][z] == 1) >= 1, f"cover_{b + 1}")
+)";
+        f.var_docs = {{"y", {"sites"}, "{0} selected"}};
+        f.con_docs = {{"cover", {"zones"}, "coverage of {0}"}};
+        return f;
+    }();
+    return f;
+}
+
+}  // namespace trex::optmodel::families
