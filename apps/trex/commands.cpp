@@ -5,6 +5,7 @@ namespace trex::cli {
 void register_all(CLI::App& app) {
     register_info(app);
     register_bench(app);
+    register_tokenizer(app);
 }
 
 }  // namespace trex::cli

@@ -7,6 +7,7 @@ namespace trex::cli {
 
 void register_info(CLI::App& app);
 void register_bench(CLI::App& app);
+void register_tokenizer(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);
