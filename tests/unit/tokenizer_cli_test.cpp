@@ -151,3 +151,15 @@ TEST(TokenizerCli, MalformedTokenizerJsonIsOneLineError) {
     EXPECT_NE(one_line(r.out).find("absent.json: cannot read tokenizer"), std::string::npos) << r.out;
     std::filesystem::remove_all(dir);
 }
+
+TEST(TokenizerCli, BenchWithoutPeer) {
+    const auto r = run_command(trex_binary() + " bench tokenizer --no-peer --json --repeats 1 --tokenizer " +
+                               source_path("tests/golden/tokenizer/deepseek_v4_reduced.json") + " --corpus " +
+                               source_path("tests/golden/tokenizer/train_corpus.txt"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_GT(j["trex_mb_per_s_1thread"].get<double>(), 0.0);
+    EXPECT_GT(j["trex_mb_per_s_2threads"].get<double>(), 0.0);
+    EXPECT_GT(j["tokens"].get<size_t>(), 10000u);
+    EXPECT_FALSE(j.contains("hf_mb_per_s_1thread"));
+}
