@@ -1,7 +1,8 @@
 #include "trex/tokenizer/bpe.hpp"
 
+#include <algorithm>
 #include <cstring>
-#include <queue>
+#include <functional>
 
 #include "trex/tokenizer/utf8.hpp"
 
@@ -139,25 +140,37 @@ void bpe_model::encode_word(const unsigned char* p, size_t n, std::vector<int32_
         return;
     }
     // Long words: doubly linked symbols and a min-heap of (rank, position); stale entries are skipped.
-    std::vector<int32_t> prev(m), next(m);
-    std::vector<uint8_t> alive(m, 1);
-    for (size_t i = 0; i < m; i++) {
-        prev[i] = (int32_t)i - 1;
-        next[i] = i + 1 < m ? (int32_t)(i + 1) : -1;
-    }
+    // (thread-local buffers: no allocation per word once warm)
     struct entry {
         int32_t rank, pos, left, right;  // the pair (left, right) ids when queued
         bool operator>(const entry& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
     };
-    std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
+    thread_local std::vector<int32_t> prev, next;
+    thread_local std::vector<uint8_t> alive;
+    thread_local std::vector<entry> heap;
+    prev.resize(m);
+    next.resize(m);
+    alive.assign(m, 1);
+    heap.clear();
+    for (size_t i = 0; i < m; i++) {
+        prev[i] = (int32_t)i - 1;
+        next[i] = i + 1 < m ? (int32_t)(i + 1) : -1;
+    }
+    const auto cmp = std::greater<entry>();
+    auto push = [&](const entry& e) {
+        heap.push_back(e);
+        std::push_heap(heap.begin(), heap.end(), cmp);
+    };
     for (size_t i = 0; i + 1 < m; i++) {
         int32_t mid;
         const int32_t r = merges.find(sym[i], sym[i + 1], &mid);
-        if (r >= 0) heap.push({r, (int32_t)i, sym[i], sym[i + 1]});
+        if (r >= 0) heap.push_back({r, (int32_t)i, sym[i], sym[i + 1]});
     }
+    std::make_heap(heap.begin(), heap.end(), cmp);
     while (!heap.empty()) {
-        const entry e = heap.top();
-        heap.pop();
+        std::pop_heap(heap.begin(), heap.end(), cmp);
+        const entry e = heap.back();
+        heap.pop_back();
         if (!alive[e.pos]) continue;
         const int32_t nx = next[e.pos];
         if (nx < 0 || sym[e.pos] != e.left || sym[nx] != e.right) continue;
@@ -171,13 +184,13 @@ void bpe_model::encode_word(const unsigned char* p, size_t n, std::vector<int32_
             const int32_t pv = prev[e.pos];
             int32_t tmp;
             const int32_t r = merges.find(sym[pv], mid, &tmp);
-            if (r >= 0) heap.push({r, pv, sym[pv], mid});
+            if (r >= 0) push({r, pv, sym[pv], mid});
         }
         if (next[e.pos] >= 0) {
             const int32_t q = next[e.pos];
             int32_t tmp;
             const int32_t r = merges.find(mid, sym[q], &tmp);
-            if (r >= 0) heap.push({r, e.pos, mid, sym[q]});
+            if (r >= 0) push({r, e.pos, mid, sym[q]});
         }
     }
     for (int32_t i = 0; i >= 0; i = next[i]) out.push_back(sym[i]);

@@ -120,6 +120,75 @@ bool token_matcher::find(const unsigned char* text, size_t n, size_t pos, size_t
 // ---------------------------------------------------------------------------------------------------------------
 // per-thread scratch
 
+// Word cache: piece bytes -> ids, open addressing over flat arrays (one probe touches one 16-byte slot; keys and
+// ids live in arenas). Grows to max_slots, then starts over empty (bounded memory for any input).
+class word_cache {
+   public:
+    static constexpr size_t max_slots = size_t(1) << 21;
+    // ids of the piece, or nullptr (n_ids set on a hit)
+    const int32_t* find(const unsigned char* p, size_t n, uint64_t h, uint32_t* n_ids) const {
+        if (slots_.empty()) return nullptr;
+        for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+            const slot& s = slots_[i];
+            if (s.key_len == 0) return nullptr;
+            if (s.hash == (uint32_t)(h >> 32) && s.key_len == n && std::memcmp(keys_.data() + s.key_off, p, n) == 0) {
+                *n_ids = s.n_ids;
+                return ids_.data() + s.ids_off;
+            }
+        }
+    }
+    void insert(const unsigned char* p, size_t n, uint64_t h, const int32_t* ids, size_t n_ids) {
+        if (n == 0 || n > 0xFFFF || n_ids > 0xFFFF) return;
+        if ((used_ + 1) * 2 > slots_.size()) {
+            if (slots_.size() >= max_slots) {
+                clear();
+            }
+            rehash(slots_.empty() ? 4096 : slots_.size() * 2);
+        }
+        size_t i = h & mask_;
+        while (slots_[i].key_len != 0) i = (i + 1) & mask_;
+        slot& s = slots_[i];
+        s.hash = (uint32_t)(h >> 32);
+        s.key_off = (uint32_t)keys_.size();
+        s.key_len = (uint16_t)n;
+        s.n_ids = (uint16_t)n_ids;
+        s.ids_off = (uint32_t)ids_.size();
+        keys_.append((const char*)p, n);
+        ids_.insert(ids_.end(), ids, ids + n_ids);
+        used_++;
+    }
+    void clear() {
+        slots_.clear();
+        keys_.clear();
+        ids_.clear();
+        used_ = 0;
+        mask_ = 0;
+    }
+
+   private:
+    struct slot {
+        uint32_t hash = 0, key_off = 0, ids_off = 0;
+        uint16_t key_len = 0, n_ids = 0;
+    };
+    void rehash(size_t cap) {
+        std::vector<slot> old;
+        old.swap(slots_);
+        slots_.assign(cap, slot{});
+        mask_ = cap - 1;
+        for (const slot& s : old) {
+            if (s.key_len == 0) continue;
+            const uint64_t h = sv_hash{}(std::string_view(keys_.data() + s.key_off, s.key_len));
+            size_t i = h & mask_;
+            while (slots_[i].key_len != 0) i = (i + 1) & mask_;
+            slots_[i] = s;
+        }
+    }
+    std::vector<slot> slots_;
+    std::string keys_;
+    std::vector<int32_t> ids_;
+    size_t used_ = 0, mask_ = 0;
+};
+
 struct encode_scratch {
     uint64_t owner = 0;
     std::vector<std::vector<std::pair<std::pair<size_t, size_t>, bool>>> levels;  // matches per split level
@@ -127,9 +196,7 @@ struct encode_scratch {
     std::vector<int32_t> sym, word;
     std::string subj, subj_orig, shadow;
     std::vector<uint32_t> subj_map, shadow_map;
-    // word cache: piece bytes -> ids (offset, count) in cache_ids
-    std::unordered_map<std::string, std::pair<uint32_t, uint32_t>, sv_hash, std::equal_to<>> cache;
-    std::vector<int32_t> cache_ids;
+    word_cache cache;
     const std::function<void(std::string_view)>* sink = nullptr;  // pre_tokenize(): pieces go here, not to BPE
 };
 
@@ -158,28 +225,19 @@ void tokenizer::bpe_piece(const unsigned char* p, size_t n, uint32_t start, std:
         return;
     }
     const size_t before = ids.size();
-    if (n <= 256) {
-        auto it = sc.cache.find(std::string_view((const char*)p, n));
-        if (it != sc.cache.end()) {
-            const int32_t* src = sc.cache_ids.data() + it->second.first;
-            ids.insert(ids.end(), src, src + it->second.second);
+    if (n <= 4096) {
+        const uint64_t h = sv_hash{}(std::string_view((const char*)p, n));
+        uint32_t k = 0;
+        if (const int32_t* hit = sc.cache.find(p, n, h, &k)) {
+            ids.insert(ids.end(), hit, hit + k);
         } else {
-            sc.word.clear();
-            model_->encode_word(p, n, sc.word, sc.sym);
-            if (sc.cache.size() >= (1u << 18)) {
-                sc.cache.clear();
-                sc.cache_ids.clear();
-            }
-            sc.cache.emplace(std::string((const char*)p, n),
-                             std::make_pair((uint32_t)sc.cache_ids.size(), (uint32_t)sc.word.size()));
-            sc.cache_ids.insert(sc.cache_ids.end(), sc.word.begin(), sc.word.end());
-            ids.insert(ids.end(), sc.word.begin(), sc.word.end());
+            model_->encode_word(p, n, ids, sc.sym);
+            sc.cache.insert(p, n, h, ids.data() + before, ids.size() - before);
         }
     } else {
         model_->encode_word(p, n, ids, sc.sym);
     }
     if (starts) starts->resize(ids.size(), start);
-    (void)before;
 }
 
 void tokenizer::byte_level_piece(const char* s, size_t a, size_t b, const char* orig, const uint32_t* map,
