@@ -201,6 +201,12 @@ def cmd_check(a):
     hf_rt_bad = [i for i in vi if tok.decode(hf[i], skip_special_tokens=False) != valid[i]]
     for i in hf_rt_bad[:5]:
         print("HF ROUNDTRIP doc %d (%s): HF decode(ids) != x" % (i, kinds[i]))
+    # HF's decode is trex's bytes made valid with errors="replace" (from_utf8_lossy), invalid documents included
+    lossy_bad = [i for i in range(len(data))
+                 if tok.decode(ours[i], skip_special_tokens=False) != decoded[i].decode("utf-8", "replace")]
+    for i in lossy_bad[:5]:
+        print("DECODE doc %d (%s): HF decode(ids) != trex decode(ids) with errors='replace'" % (i, kinds[i]))
+    hf_rt_bad += lossy_bad
     print("parity: %d documents, %.2f MB, %d tokens: %d id mismatches; trex round-trip failures %d; "
           "HF round-trip failures %d" % (len(data), total / 1e6, n_tokens, len(bad), len(rt_bad), len(hf_rt_bad)))
     if a.json_out:
