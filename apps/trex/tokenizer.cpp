@@ -45,6 +45,8 @@ std::string read_input(const std::string& path) {
     }
     std::ifstream in(path, std::ios::binary);
     TREX_CHECK(in.good(), "{}: cannot read: {}", path, std::strerror(errno));
+    std::error_code ec;
+    TREX_CHECK(!std::filesystem::is_directory(path, ec), "{}: cannot read: is a directory", path);
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();

@@ -146,9 +146,12 @@ TEST(TokenizerCli, MalformedTokenizerJsonIsOneLineError) {
         EXPECT_EQ(line.rfind("trex: error: " + dir + "/" + c.name + ": ", 0), 0u) << line;
         EXPECT_NE(line.find(c.expect), std::string::npos) << c.name << ": " << line;
     }
-    const auto r = run_command(trex_binary() + " tokenizer info --tokenizer " + dir + "/absent.json");
+    auto r = run_command(trex_binary() + " tokenizer info --tokenizer " + dir + "/absent.json");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(one_line(r.out).find("absent.json: cannot read tokenizer"), std::string::npos) << r.out;
+    r = run_command(trex_binary() + " tokenizer info --tokenizer " + dir);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(one_line(r.out), "trex: error: " + dir + ": cannot read tokenizer: not a regular file");
     std::filesystem::remove_all(dir);
 }
 

@@ -1,5 +1,6 @@
 // Loading tokenizer.json: every field the byte-level BPE kind uses is validated; anything else is a one-line error
 // naming the file and the field (never a silent fallback).
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -209,12 +210,13 @@ struct tokenizer_loader {
         if (!merges.is_array()) fail(path + ".merges", "expected an array, got " + type_name(merges));
         std::vector<std::pair<uint64_t, std::pair<int32_t, int32_t>>> entries;
         entries.reserve(merges.size());
+        std::string ab;
         for (size_t r = 0; r < merges.size(); r++) {
             const std::string p = fmt::format("{}.merges[{}]", path, r);
             const json& e = merges[r];
-            std::string a, b;
+            std::string_view a, b;
             if (e.is_string()) {
-                const std::string s = e.get<std::string>();
+                const std::string_view s = e.get_ref<const std::string&>();
                 const size_t sp = s.find(' ');
                 if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
                     fail(p,
@@ -222,16 +224,18 @@ struct tokenizer_loader {
                 a = s.substr(0, sp);
                 b = s.substr(sp + 1);
             } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
-                a = e[0].get<std::string>();
-                b = e[1].get<std::string>();
+                a = e[0].get_ref<const std::string&>();
+                b = e[1].get_ref<const std::string&>();
             } else {
                 fail(p,
                      fmt::format("expected \"left right\" or [\"left\", \"right\"], got {}", e.dump().substr(0, 60)));
             }
-            auto ia = m.vocab.find(a), ib = m.vocab.find(b), im = m.vocab.find(a + b);
+            ab.assign(a);
+            ab.append(b);
+            auto ia = m.vocab.find(a), ib = m.vocab.find(b), im = m.vocab.find(std::string_view(ab));
             if (ia == m.vocab.end()) fail(p, fmt::format("token {} is not in model.vocab", json(a).dump()));
             if (ib == m.vocab.end()) fail(p, fmt::format("token {} is not in model.vocab", json(b).dump()));
-            if (im == m.vocab.end()) fail(p, fmt::format("merged token {} is not in model.vocab", json(a + b).dump()));
+            if (im == m.vocab.end()) fail(p, fmt::format("merged token {} is not in model.vocab", json(ab).dump()));
             const uint64_t key = ((uint64_t)(uint32_t)ia->second << 32) | (uint32_t)ib->second;
             entries.push_back({key, {(int32_t)r, im->second}});
         }
@@ -415,11 +419,20 @@ tokenizer tokenizer::from_json(const json& j, const std::string& name) {
 tokenizer tokenizer::from_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw_error(fmt::format("{}: cannot read tokenizer: {}", path, std::strerror(errno)));
-    std::stringstream ss;
-    ss << in.rdbuf();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw_error(fmt::format("{}: cannot read tokenizer: not a regular file", path));
+    std::string text;
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
+    if (size < 0) throw_error(fmt::format("{}: cannot read tokenizer", path));
+    text.resize((size_t)size);
+    in.seekg(0);
+    in.read(text.data(), size);
+    if (!in) throw_error(fmt::format("{}: cannot read tokenizer: read failed", path));
     json j;
     try {
-        j = json::parse(ss.str());
+        j = json::parse(text);
     } catch (const json::parse_error& e) {
         std::string msg = e.what();
         for (auto& c : msg)
