@@ -3,6 +3,7 @@
 // chat sequences and masks.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
 
 #include "support/test_support.hpp"
@@ -280,4 +281,16 @@ TEST(TokenizerChat, BadMessagesAreOneLineErrors) {
     EXPECT_EQ(err(R"([{"role":"assistant","content":"x","tool_calls":[{}]}])"),
               "m.json: messages[0].tool_calls: not supported by trex's DeepSeek-V4 chat encoder");
     EXPECT_EQ(err(R"({"msgs":[]})"), "m.json: expected an array of messages or an object with \"messages\"");
+}
+
+TEST(TokenizerLoad, MergesInStringAndListFormsAgree) {
+    std::ifstream in(source_path("tests/golden/tokenizer/trained_v1000.json"));
+    nlohmann::json j = nlohmann::json::parse(in);
+    ASSERT_TRUE(j["model"]["merges"][0].is_array());
+    const auto list_form = tok::tokenizer::from_json(j, "list");
+    for (auto& m : j["model"]["merges"]) m = m[0].get<std::string>() + " " + m[1].get<std::string>();
+    const auto string_form = tok::tokenizer::from_json(j, "string");
+    const std::string text = "The quick brown fox, 12345 \xE4\xB8\xAD\xE6\x96\x87 <think>x</think>\n\n  end";
+    EXPECT_EQ(list_form.encode(text), string_form.encode(text));
+    EXPECT_EQ(list_form.model().n_merges, string_form.model().n_merges);
 }
