@@ -115,15 +115,39 @@ ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& 
     const tokenizer pt =
         tokenizer::from_json(tokenizer_document(specials, pre, init_vocab, ojson::array()), "<trainer pre-tokenizer>");
     const int nt = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+    // Large documents are counted in chunks (parallel), cut where no piece can span the cut: after '\n' followed by
+    // a byte that is not ASCII whitespace and starts a character (none of the Split patterns match across it, and
+    // \s*[\r\n]+ ends the whitespace run at the newline either way). Not done if a special token holds '\n'.
+    bool can_chunk = opt.chunk_bytes > 0;
+    for (const auto& s : specials) can_chunk = can_chunk && s.find('\n') == std::string::npos;
+    std::vector<std::string_view> chunks;
+    for (auto d : docs) {
+        size_t s = 0;
+        while (can_chunk && d.size() - s > opt.chunk_bytes) {
+            size_t cut = std::string_view::npos;
+            for (size_t i = s + opt.chunk_bytes; i + 1 < d.size(); i++) {
+                const unsigned char c = (unsigned char)d[i + 1];
+                if (d[i] == '\n' && c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\v' && c != '\f' &&
+                    (c < 0x80 || c >= 0xC0) && c != 0xC2 && c != 0xE1 && c != 0xE2 && c != 0xE3) {
+                    cut = i + 1;  // (0xC2/0xE1/0xE2/0xE3 may start U+0085, U+00A0, U+1680, U+2000.., U+3000: skip)
+                    break;
+                }
+            }
+            if (cut == std::string_view::npos) break;
+            chunks.push_back(d.substr(s, cut - s));
+            s = cut;
+        }
+        chunks.push_back(d.substr(s));
+    }
     std::vector<std::unordered_map<std::string, uint64_t, sv_hash, std::equal_to<>>> local((size_t)nt);
     size_t total_bytes = 0;
     for (auto d : docs) total_bytes += d.size();
     std::exception_ptr err;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (size_t i = 0; i < docs.size(); i++) {
+    for (size_t i = 0; i < chunks.size(); i++) {
         auto& m = local[(size_t)omp_get_thread_num()];
         try {
-            pt.pre_tokenize(docs[i], [&](std::string_view w) {
+            pt.pre_tokenize(chunks[i], [&](std::string_view w) {
                 auto it = m.find(w);
                 if (it == m.end())
                     m.emplace(std::string(w), 1);

@@ -20,6 +20,10 @@ struct train_options {
     size_t min_frequency = 2;   // stop when the most frequent pair occurs fewer times
     std::vector<std::string> special_tokens = default_special_tokens();
     int threads = 0;  // counting threads (0: OpenMP's default)
+    // Documents are counted in chunks of about this many bytes (in parallel), cut after a newline followed by a
+    // non-space character: no piece of the trained pre-tokenizer spans such a cut, so the counts are exactly those
+    // of the whole document. 0: no chunks.
+    size_t chunk_bytes = size_t(1) << 20;
 };
 
 struct train_stats {
