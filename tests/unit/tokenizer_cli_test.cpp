@@ -129,6 +129,8 @@ TEST(TokenizerCli, MalformedTokenizerJsonIsOneLineError) {
          ""},
         {"no_bytelevel.json", "pre_tokenizer: no ByteLevel step",
          [](auto& j) { j["pre_tokenizer"]["pretokenizers"].erase(3); }, ""},
+        {"huge_id.json", "model.vocab: id 2000000000 is far beyond the vocabulary's 1001 entries",
+         [](auto& j) { j["model"]["vocab"]["zzzz"] = 2000000000; }, ""},
         {"garbage.json", "malformed JSON", nullptr, "{\"model\": {\"vocab\": {\"a\": 1,,}"},
         {"top_array.json", "expected a JSON object at the top level", nullptr, "[1, 2]"},
     };

@@ -181,6 +181,10 @@ struct tokenizer_loader {
             m.vocab.emplace(it.key(), i);
             max_id = std::max(max_id, i);
         }
+        const size_t id_limit = std::max<size_t>(2 * m.vocab.size(), m.vocab.size() + (size_t(1) << 20));
+        if ((size_t)max_id >= id_limit)
+            fail(path + ".vocab", fmt::format("id {} is far beyond the vocabulary's {} entries (ids must be < {})",
+                                              max_id, m.vocab.size(), id_limit));
         m.id_to_token.assign((size_t)max_id + 1, std::string());
         std::vector<uint8_t> used((size_t)max_id + 1, 0);
         for (const auto& [tok, i] : m.vocab) {
