@@ -118,30 +118,31 @@ bench_tokenizer_result run_bench_tokenizer(const bench_tokenizer_options& opt) {
     r.load_seconds = now_seconds() - t0;
     const double mb = (double)r.bytes / 1e6;
 
-    // trex, one thread (this thread): a first (cold-cache) pass, then timed passes
+    // trex: a first (cold-cache) pass on one thread (this one) and one on two threads, then timed passes that
+    // alternate one and two threads (so both see the same machine state); median and best of the timed passes.
     std::vector<int32_t> ids;
-    std::vector<double> times;
+    std::vector<double> t1, t2;
     for (int pass = 0; pass <= opt.repeats; pass++) {
         size_t tokens = 0;
-        const double a = now_seconds();
+        double a = now_seconds();
         for (auto d : docs) {
             ids.clear();
             t.encode(d, ids, false);
             tokens += ids.size();
         }
-        times.push_back(now_seconds() - a);
+        t1.push_back(now_seconds() - a);
         r.tokens = tokens;
-    }
-    r.mb_s_1_first = mb / times[0];
-    r.mb_s_1 = mb / median(std::vector<double>(times.begin() + 1, times.end()));
-    // trex, two threads (encode_batch)
-    times.clear();
-    for (int pass = 0; pass <= opt.repeats; pass++) {
-        const double a = now_seconds();
+        a = now_seconds();
         const auto out = t.encode_batch(docs, 2, false);
-        times.push_back(now_seconds() - a);
+        t2.push_back(now_seconds() - a);
     }
-    r.mb_s_2 = mb / median(std::vector<double>(times.begin() + 1, times.end()));
+    r.mb_s_1_first = mb / t1[0];
+    t1.erase(t1.begin());
+    t2.erase(t2.begin());
+    r.mb_s_1 = mb / median(t1);
+    r.mb_s_2 = mb / median(t2);
+    r.mb_s_1_best = mb / *std::min_element(t1.begin(), t1.end());
+    r.mb_s_2_best = mb / *std::min_element(t2.begin(), t2.end());
 
     if (opt.peer) {
         TREX_CHECK(std::filesystem::exists(python),
@@ -168,6 +169,8 @@ bench_tokenizer_result run_bench_tokenizer(const bench_tokenizer_options& opt) {
         r.peer_mb_s_1 = p1.at("mb_per_s").get<double>();
         r.peer_mb_s_1_first = p1.at("mb_per_s_first").get<double>();
         r.peer_mb_s_2 = p2.at("mb_per_s").get<double>();
+        r.peer_mb_s_1_best = p1.at("mb_per_s_best").get<double>();
+        r.peer_mb_s_2_best = p2.at("mb_per_s_best").get<double>();
         r.peer_tokens = p1.at("tokens").get<size_t>();
         r.peer_version = p1.value("version", std::string("?"));
     }
@@ -184,9 +187,10 @@ std::string format_bench_tokenizer(const bench_tokenizer_result& r) {
             "unreliable\n",
             r.load_average);
     s += fmt::format("  load            tokenizer.json parsed in {:.3f} s\n", r.load_seconds);
-    s += fmt::format("  trex  1 thread  {:8.2f} MB/s   (first pass, cold word cache: {:.2f} MB/s)\n", r.mb_s_1,
-                     r.mb_s_1_first);
-    s += fmt::format("  trex  2 threads {:8.2f} MB/s   ({:.2f}x the 1-thread rate)\n", r.mb_s_2, r.mb_s_2 / r.mb_s_1);
+    s += fmt::format("  trex  1 thread  {:8.2f} MB/s   (best {:.2f}; first pass, cold word cache: {:.2f} MB/s)\n",
+                     r.mb_s_1, r.mb_s_1_best, r.mb_s_1_first);
+    s += fmt::format("  trex  2 threads {:8.2f} MB/s   (best {:.2f}; {:.2f}x the 1-thread rate, best/best {:.2f}x)\n",
+                     r.mb_s_2, r.mb_s_2_best, r.mb_s_2 / r.mb_s_1, r.mb_s_2_best / r.mb_s_1_best);
     if (r.has_peer) {
         s += fmt::format(
             "  HF    1 thread  {:8.2f} MB/s   (first pass: {:.2f} MB/s) tokenizers {}, RAYON_NUM_THREADS=1\n",
@@ -212,11 +216,15 @@ nlohmann::json bench_tokenizer_json(const bench_tokenizer_result& r) {
                         {"trex_mb_per_s_1thread", r.mb_s_1},
                         {"trex_mb_per_s_1thread_first_pass", r.mb_s_1_first},
                         {"trex_mb_per_s_2threads", r.mb_s_2},
+                        {"trex_mb_per_s_1thread_best", r.mb_s_1_best},
+                        {"trex_mb_per_s_2threads_best", r.mb_s_2_best},
                         {"scaling_2threads", r.mb_s_2 / r.mb_s_1}};
     if (r.has_peer) {
         j["hf_mb_per_s_1thread"] = r.peer_mb_s_1;
         j["hf_mb_per_s_1thread_first_pass"] = r.peer_mb_s_1_first;
         j["hf_mb_per_s_2threads"] = r.peer_mb_s_2;
+        j["hf_mb_per_s_1thread_best"] = r.peer_mb_s_1_best;
+        j["hf_mb_per_s_2threads_best"] = r.peer_mb_s_2_best;
         j["hf_tokens"] = r.peer_tokens;
         j["hf_version"] = r.peer_version;
         j["ratio_1thread"] = r.mb_s_1 / r.peer_mb_s_1;

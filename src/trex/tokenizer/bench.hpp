@@ -23,9 +23,11 @@ struct bench_tokenizer_result {
     size_t bytes = 0, documents = 0, tokens = 0;
     double load_seconds = 0;
     double mb_s_1 = 0, mb_s_1_first = 0, mb_s_2 = 0;  // trex: 1 thread (warm median, first pass), 2 threads
+    double mb_s_1_best = 0, mb_s_2_best = 0;          // fastest timed pass
     double load_average = 0;
     bool has_peer = false;
     double peer_mb_s_1 = 0, peer_mb_s_1_first = 0, peer_mb_s_2 = 0;
+    double peer_mb_s_1_best = 0, peer_mb_s_2_best = 0;
     size_t peer_tokens = 0;
     std::string peer_version;
 };
