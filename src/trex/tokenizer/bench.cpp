@@ -172,7 +172,7 @@ bench_tokenizer_result run_bench_tokenizer(const bench_tokenizer_options& opt) {
         r.peer_mb_s_1_best = p1.at("mb_per_s_best").get<double>();
         r.peer_mb_s_2_best = p2.at("mb_per_s_best").get<double>();
         r.peer_tokens = p1.at("tokens").get<size_t>();
-        r.peer_version = p1.value("version", std::string("?"));
+        r.peer_version = p1.value("version", std::string("?")) + " " + p1.value("method", std::string("?"));
     }
     return r;
 }
