@@ -24,6 +24,7 @@ struct bench_tokenizer_result {
     double load_seconds = 0;
     double mb_s_1 = 0, mb_s_1_first = 0, mb_s_2 = 0;  // trex: 1 thread (warm median, first pass), 2 threads
     double mb_s_1_best = 0, mb_s_2_best = 0;          // fastest timed pass
+    double cpu_per_wall_2 = 0;  // CPU seconds / wall seconds of the 2-thread passes (2: both threads always ran)
     double load_average = 0;
     bool has_peer = false;
     double peer_mb_s_1 = 0, peer_mb_s_1_first = 0, peer_mb_s_2 = 0;
