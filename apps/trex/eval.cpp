@@ -36,7 +36,7 @@ struct eval_args {
     std::string ks = "1";
     std::string python;
     double time_limit = 60, memory_mb = 4096;
-    bool no_progress = false, json = false, allow_unisolated = false;
+    bool no_progress = false, json = false, allow_unisolated = false, chat_mode = false;
     std::string dir, judge, name, solve_file;
     double tol = 0, solve_limit = 30;
 };
@@ -98,6 +98,7 @@ int run_cmd(eval_args& a) {
         TREX_CHECK(!a.completions.empty(), "--backend replay needs --completions FILE");
         b = make_replay_backend(a.completions);
     } else if (a.backend == "local") {
+        a.local.thinking = !a.chat_mode;
         b = make_local_backend(a.local);
     } else {
         throw_error(fmt::format("--backend '{}': expected openai, replay or local", a.backend));
@@ -156,6 +157,8 @@ void register_eval(CLI::App& app) {
     run->add_option("--tokenizer", a->local.tokenizer, "local: tokenizer.json");
     run->add_option("--model-config", a->local.config, "local: config.json when the checkpoint has none");
     run->add_option("--max-context", a->local.max_context, "local: prompt + generated tokens")->capture_default_str();
+    run->add_flag("--chat-mode", a->chat_mode,
+                  "local: DeepSeek-V4 chat mode (the prompt ends with </think>); default: thinking mode");
     run->add_option("--temperature", a->run.gen.temperature, "sampling temperature")->capture_default_str();
     run->add_option("--top-p", a->run.gen.top_p, "nucleus sampling")->capture_default_str();
     run->add_option("--max-tokens", a->run.gen.max_tokens, "tokens per completion")->capture_default_str();

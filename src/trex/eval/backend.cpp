@@ -18,6 +18,8 @@
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
 #include "trex/io/hf_checkpoint.hpp"
+#include "trex/tokenizer/chat.hpp"
+#include "trex/tokenizer/tokenizer.hpp"
 #include "trex/train/checkpoint.hpp"
 
 namespace trex::eval {
@@ -287,6 +289,35 @@ class byte_codec : public text_codec {
     int32_t eos_;
 };
 
+// The DeepSeek-V4 tokenizer and chat encoding (trex::tok): the prompt ends with <｜Assistant｜> plus <think> (thinking
+// mode: the completion is reasoning, </think>, the answer) or </think> (chat mode).
+class dsv4_codec : public text_codec {
+   public:
+    dsv4_codec(tok::tokenizer t, bool thinking) : t_(std::move(t)), thinking_(thinking) {
+        for (const char* s : {tok::dsv4::eos}) {
+            const int32_t id = t_.token_to_id(s);
+            if (id >= 0) stops_.push_back(id);
+        }
+        TREX_CHECK(!stops_.empty(), "tokenizer {}: no {} token (not a DeepSeek-V4 tokenizer)", t_.name(),
+                   tok::dsv4::eos);
+    }
+    std::vector<int32_t> encode(const std::string& text) const override { return t_.encode(text, false); }
+    std::string decode(const std::vector<int32_t>& ids) const override { return t_.decode(ids, false); }
+    std::vector<int32_t> encode_chat(const std::vector<chat_message>& msgs) const override {
+        std::vector<tok::chat_message> m;
+        for (const auto& x : msgs) m.push_back({x.role, x.content, std::nullopt});
+        tok::chat_options o;
+        o.thinking = thinking_;
+        return tok::encode_dsv4_chat(t_, m, o).ids;
+    }
+    std::vector<int32_t> stop_ids() const override { return stops_; }
+
+   private:
+    tok::tokenizer t_;
+    bool thinking_;
+    std::vector<int32_t> stops_;
+};
+
 uint64_t splitmix(uint64_t* s) {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -411,16 +442,14 @@ std::unique_ptr<backend> make_replay_backend(const std::string& path) { return s
 
 std::unique_ptr<text_codec> make_byte_codec(int32_t eos_id) { return std::make_unique<byte_codec>(eos_id); }
 
-std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json) {
-    throw_error(fmt::format(
-        "the local backend needs the tokenizer (issue 3), which is not on main yet (tokenizer '{}'); use --backend "
-        "openai against a server, or --backend replay",
-        tokenizer_json.empty() ? "<none>" : tokenizer_json));
+std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json, bool thinking) {
+    TREX_CHECK(!tokenizer_json.empty(), "--backend local needs --tokenizer tokenizer.json");
+    return std::make_unique<dsv4_codec>(tok::tokenizer::from_file(tokenizer_json), thinking);
 }
 
 std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     TREX_CHECK(!opt.checkpoint.empty(), "--backend local needs --checkpoint DIR");
-    std::unique_ptr<text_codec> codec = load_tokenizer_codec(opt.tokenizer);  // first: fail before loading weights
+    std::unique_ptr<text_codec> codec = load_tokenizer_codec(opt.tokenizer, opt.thinking);  // first: fail before loading weights
     std::string dir = opt.checkpoint;
     std::error_code ec;
     TREX_CHECK(fs::is_directory(dir, ec), "--checkpoint {}: not a directory", dir);

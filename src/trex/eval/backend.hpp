@@ -93,15 +93,17 @@ class text_codec {
 // decoding loop on tiny models.
 std::unique_ptr<text_codec> make_byte_codec(int32_t eos_id);
 
-// The DeepSeek-V4 tokenizer.json + chat template. Needs the tokenizer (issue 3): until it is on main this throws
-// trex::error "local backend needs the tokenizer (issue 3) ...".
-std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json);
+// The DeepSeek-V4 tokenizer.json + chat encoding (trex::tok::encode_dsv4_chat). thinking: the prompt ends with
+// <｜Assistant｜><think> (the T-Rex protocol: the completion reasons, closes </think>, then answers); else with
+// <｜Assistant｜></think>. Generation stops at <｜end▁of▁sentence｜>.
+std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json, bool thinking = true);
 
 struct local_options {
     std::string checkpoint;  // a trex training checkpoint dir (step-*/ or a run dir) or an HF release-layout dir
     std::string tokenizer;   // tokenizer.json
     std::string config;      // model config.json when the checkpoint does not carry one
     int max_context = 4096;  // prompt + generated tokens
+    bool thinking = true;    // DeepSeek-V4 thinking mode (see load_tokenizer_codec)
 };
 std::unique_ptr<backend> make_local_backend(const local_options& opt);
 
