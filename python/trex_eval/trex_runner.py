@@ -42,6 +42,37 @@ import builtins  # noqa: E402
 builtins.__trex_report__ = report  # the shim reports through this
 
 
+def _polish(pulp, prob, obj):
+    """PuLP reads CBC's solution file, whose values have 8 significant digits, so a fractional optimum comes back
+    rounded (11586.153848 for 11586.153846153846) and fails an absolute 1e-6 judge. When some value is fractional,
+    the same model is solved again by trex's solver (Clp/Cbc at full precision); its objective replaces CBC's when
+    the two agree to CBC's printed precision. Returns (objective, note)."""
+    if not os.environ.get("TREX_SOLVER"):
+        return obj, ""
+    try:
+        import _trex_lp as lp
+
+        vs = prob.variables()
+        if all(v.varValue is None or float(v.varValue).is_integer() for v in vs):
+            return obj, ""
+        idx = {v.name: j for j, v in enumerate(vs)}
+        cols = [(-1e31 if v.lowBound is None else float(v.lowBound), 1e31 if v.upBound is None else float(v.upBound),
+                 "I" if v.cat == pulp.LpInteger else "C") for v in vs]
+        objective = prob.objective if prob.objective is not None else pulp.LpAffineExpression()
+        terms = [(idx[v.name], float(c)) for v, c in objective.items()]
+        rows = [([(idx[v.name], float(c)) for v, c in con.items()], {-1: "<", 0: "=", 1: ">"}[con.sense],
+                 -float(con.constant)) for con in prob.constraints.values()]
+        rep = lp.solve(lp.lp_text(prob.sense == pulp.LpMaximize, terms, rows, cols, "trex PuLP hook"), None,
+                       "trex_pulp_check.lp")
+    except Exception:
+        return obj, ""
+    if rep.get("status") == "optimal":
+        ours = float(rep["objective"]) + float(objective.constant or 0.0)
+        if abs(ours - obj) <= 1e-6 * max(1.0, abs(obj)):
+            return ours, " (objective at full precision by trex)"
+    return obj, ""
+
+
 def _patch_pulp(pulp):
     if getattr(pulp, "__trex_patched__", False):
         return
@@ -58,6 +89,9 @@ def _patch_pulp(pulp):
                 obj = float(pulp.value(self.objective)) if self.objective is not None else 0.0
             except Exception:
                 obj = None
+            if obj is not None:
+                obj, note = _polish(pulp, self, obj)
+                raw += note
         report({"event": "solve", "api": "pulp", "status": status, "objective": obj, "raw": raw})
         return result
 

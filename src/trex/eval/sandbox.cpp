@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <linux/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -85,15 +86,24 @@ void set_limits(const prepared& p) {
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
     if (p.level == isolation_level::full) {
-        int fds[32];
-        const size_t ne = p.expose_src.size() < 32 ? p.expose_src.size() : 32;
-        for (size_t i = 0; i < ne; i++) {
-            fds[i] = ::open(p.expose_src[i].c_str(), O_PATH | O_DIRECTORY);
-            if (fds[i] < 0) child_fail("open exposed directory");
-        }
         if (::unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) != 0)
             child_fail("unshare namespaces");
         if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) child_fail("make mounts private");
+        // Exposed directories: detached read-only copies of their mount trees, taken before the private tmpfs
+        // mounts hide them (a bind mount cannot take its source from another mount namespace, so the copies are
+        // made here, in the new one), attached at their own paths afterwards.
+        int fds[32];
+        const size_t ne = p.expose_src.size() < 32 ? p.expose_src.size() : 32;
+        for (size_t i = 0; i < ne; i++) {
+            fds[i] = (int)::syscall(SYS_open_tree, AT_FDCWD, p.expose_src[i].c_str(),
+                                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+            if (fds[i] < 0) child_fail("clone the mount tree of an exposed directory (open_tree)");
+#ifdef SYS_mount_setattr
+            struct mount_attr ro {};
+            ro.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+            ::syscall(SYS_mount_setattr, fds[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof ro);
+#endif
+        }
         for (size_t i = 0; i < p.tmpfs_points.size(); i++)
             if (::mount("tmpfs", p.tmpfs_points[i].c_str(), "tmpfs", MS_NOSUID | MS_NODEV, p.tmpfs_opts[i].c_str()) != 0)
                 child_fail("mount private tmpfs");
@@ -103,20 +113,8 @@ void set_limits(const prepared& p) {
         for (size_t i = 0; i < ne; i++) {
             for (const auto& d : p.expose_mkdirs[i])
                 if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) child_fail("mkdir for an exposed directory");
-            char src[32] = "/proc/self/fd/";
-            {  // append the number without stdio
-                char digits[12];
-                int nd = 0, v = fds[i];
-                do {
-                    digits[nd++] = (char)('0' + v % 10);
-                    v /= 10;
-                } while (v > 0);
-                int k = 14;
-                while (nd > 0) src[k++] = digits[--nd];
-                src[k] = '\0';
-            }
-            if (::mount(src, p.expose_dst[i].c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0)
-                child_fail("bind-mount an exposed directory");
+            if (::syscall(SYS_move_mount, fds[i], "", AT_FDCWD, p.expose_dst[i].c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+                child_fail("attach an exposed directory (move_mount)");
             ::mount(nullptr, p.expose_dst[i].c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr);
             ::close(fds[i]);
         }

@@ -9,10 +9,8 @@ GRB.Param), Status, ObjVal, Var.X / .x, VarName, LB / UB / Obj / VType, Constr.P
 getVars, getConstrs, getVarByName. Quadratic and general constraints raise GurobiError (not supported).
 """
 import itertools
-import json
-import math
-import os
-import subprocess
+
+import _trex_lp as _lp
 
 __version__ = "trex-shim"
 
@@ -539,13 +537,6 @@ def _pick(arg, key, i):
     return arg
 
 
-def _fmt(x):
-    r = repr(float(x))
-    if r in ("inf", "-inf", "nan"):
-        raise GurobiError(f"coefficient {r} in the model")
-    return r
-
-
 class Model:
     def __init__(self, name="", env=None):
         self.ModelName = name
@@ -754,43 +745,16 @@ class Model:
 
     # ---- solving
     def _lp_text(self):
-        vname = {v: f"x{i}" for i, v in enumerate(self._vars)}
-        out = ["\\ written by the trex gurobipy shim", "Maximize" if self.ModelSense == GRB.MAXIMIZE else "Minimize"]
-        terms = " ".join(f"+ {_fmt(v.Obj)} {vname[v]}" for v in self._vars)
-        out.append(" obj: " + (terms if terms else "0 x0"))
-        out.append("Subject To")
-        for i, c in enumerate(self._constrs):
-            items = [(v, x) for v, x in c._expr._terms.items() if x != 0.0]
-            if not items and self._vars:
-                items = [(self._vars[0], 0.0)]
-            body = " ".join(f"+ {_fmt(x)} {vname[v]}" for v, x in items)
-            sense = {"<": "<=", ">": ">=", "=": "="}[c.Sense]
-            out.append(f" r{i}: {body} {sense} {_fmt(c.RHS)}")
-        out.append("Bounds")
-        ints, bins = [], []
-        for v in self._vars:
-            n = vname[v]
-            if v.VType == "B":
-                bins.append(n)
-                lb, ub = max(v.LB, 0.0), min(v.UB, 1.0)
-                out.append(f" {_fmt(lb)} <= {n} <= {_fmt(ub)}")
-                continue
-            if v.VType in ("I", "N"):
-                ints.append(n)
-            lb = "-inf" if v.LB <= -1e30 else _fmt(v.LB)
-            ub = "+inf" if v.UB >= 1e30 else _fmt(v.UB)
-            if lb == "-inf" and ub == "+inf":
-                out.append(f" {n} free")
-            else:
-                out.append(f" {lb} <= {n} <= {ub}")
-        if ints:
-            out.append("General")
-            out.append(" " + " ".join(ints))
-        if bins:
-            out.append("Binary")
-            out.append(" " + " ".join(bins))
-        out.append("End")
-        return "\n".join(out) + "\n", vname
+        col = {v: j for j, v in enumerate(self._vars)}
+        rows = [([(col[v], x) for v, x in c._expr._terms.items()], c.Sense, c.RHS) for c in self._constrs]
+        kinds = {"B": "B", "I": "I", "N": "I"}
+        cols = [(v.LB, v.UB, kinds.get(v.VType, "C")) for v in self._vars]
+        try:
+            text = _lp.lp_text(self.ModelSense == GRB.MAXIMIZE, [(j, v.Obj) for j, v in enumerate(self._vars)], rows,
+                               cols, "trex gurobipy shim")
+        except _lp.LPError as e:
+            raise GurobiError(str(e))
+        return text, {v: f"x{j}" for v, j in col.items()}
 
     def write(self, filename):
         if filename.endswith(".lp"):
@@ -808,18 +772,10 @@ class Model:
         if not self._vars:
             raise GurobiError("the model has no variables")
         text, vname = self._lp_text()
-        path = os.path.abspath("trex_shim_model.lp")
-        with open(path, "w") as f:
-            f.write(text)
-        solver = os.environ.get("TREX_SOLVER", "trex")
-        limit = float(self._params.get("TimeLimit", os.environ.get("TREX_SOLVE_TIME_LIMIT", 30)) or 30)
-        limit = min(limit, float(os.environ.get("TREX_SOLVE_TIME_LIMIT", 30)))
-        p = subprocess.run([solver, "eval", "_solve", path, "--time-limit", str(limit)], capture_output=True,
-                           text=True)
         try:
-            rep = json.loads(p.stdout)
-        except Exception:
-            raise GurobiError(f"solver failed: {p.stderr.strip()[-300:]}")
+            rep = _lp.solve(text, self._params.get("TimeLimit"), "trex_shim_model.lp")
+        except _lp.LPError as e:
+            raise GurobiError(str(e))
         st = rep.get("status")
         self._status = {"optimal": GRB.OPTIMAL, "infeasible": GRB.INFEASIBLE, "unbounded": GRB.UNBOUNDED,
                         "time_limit": GRB.TIME_LIMIT}.get(st, GRB.NUMERIC)

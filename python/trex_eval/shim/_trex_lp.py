@@ -1,0 +1,72 @@
+"""The LP text and solver call shared by the gurobipy shim and the runner's PuLP hook (docs/eval.md §4).
+
+lp_text() writes a CPLEX LP file that GLPK's reader takes (one sign per term, no constants in expressions, columns
+renamed x0, x1, ..., rows r0, r1, ...); solve() runs `$TREX_SOLVER eval _solve FILE` (GLPK reads, Clp/Cbc solve,
+GLPK when COIN fails) and returns its JSON report: status, objective, x {name: value}, pi {row: dual}, rc.
+"""
+import json
+import os
+import subprocess
+
+
+class LPError(Exception):
+    pass
+
+
+def fmt(x):
+    r = repr(float(x) + 0.0)  # -0.0 -> 0.0
+    if r in ("inf", "-inf", "nan"):
+        raise LPError(f"coefficient {r} in the model")
+    return r
+
+
+def term(coef, name):
+    """One signed term: '+ 2.0 x0' / '- 2.0 x0' (GLPK's reader takes one sign per term)."""
+    c = float(coef)
+    return f"- {fmt(-c)} {name}" if c < 0 else f"+ {fmt(c)} {name}"
+
+
+def lp_text(maximize, obj, rows, cols, title="trex"):
+    """maximize: bool; obj: [(col index, coef)]; rows: [([(col index, coef)], sense '<' '>' '=', rhs)];
+    cols: [(lb, ub, kind 'C' 'I' 'B')] with +-1e30 and beyond meaning infinite."""
+    n = [f"x{j}" for j in range(len(cols))]
+    out = [f"\\ written by the {title}", "Maximize" if maximize else "Minimize"]
+    body = " ".join(term(c, n[j]) for j, c in obj if c != 0.0)
+    out.append(" obj: " + (body if body else "0 x0"))
+    out.append("Subject To")
+    for i, (items, sense, rhs) in enumerate(rows):
+        items = [(j, c) for j, c in items if c != 0.0] or [(0, 0.0)]
+        out.append(f" r{i}: {' '.join(term(c, n[j]) for j, c in items)} "
+                   f"{ {'<': '<=', '>': '>=', '=': '='}[sense] } {fmt(rhs)}")
+    out.append("Bounds")
+    ints, bins = [], []
+    for j, (lb, ub, kind) in enumerate(cols):
+        if kind == "B":
+            bins.append(n[j])
+            lb, ub = max(lb, 0.0), min(ub, 1.0)
+        elif kind == "I":
+            ints.append(n[j])
+        lo = "-inf" if lb <= -1e30 else fmt(lb)
+        hi = "+inf" if ub >= 1e30 else fmt(ub)
+        out.append(f" {n[j]} free" if lo == "-inf" and hi == "+inf" else f" {lo} <= {n[j]} <= {hi}")
+    if ints:
+        out += ["General", " " + " ".join(ints)]
+    if bins:
+        out += ["Binary", " " + " ".join(bins)]
+    out.append("End")
+    return "\n".join(out) + "\n"
+
+
+def solve(text, time_limit=None, path="trex_model.lp"):
+    """Writes text to path (in the working directory) and solves it with trex; returns the JSON report."""
+    env_limit = float(os.environ.get("TREX_SOLVE_TIME_LIMIT", 30))
+    limit = env_limit if not time_limit else min(float(time_limit), env_limit)
+    path = os.path.abspath(path)
+    with open(path, "w") as f:
+        f.write(text)
+    solver = os.environ.get("TREX_SOLVER", "trex")
+    p = subprocess.run([solver, "eval", "_solve", path, "--time-limit", str(limit)], capture_output=True, text=True)
+    try:
+        return json.loads(p.stdout)
+    except Exception:
+        raise LPError(f"solver failed: {p.stderr.strip()[-300:]}")
