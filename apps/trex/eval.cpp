@@ -3,6 +3,7 @@
 //   trex eval run --bench [NAME=]FILE... --out DIR --backend openai|replay|local [options]
 //   trex eval report DIR [--judge abs|rel|orlm] [--tol X]     re-judge results.jsonl, rewrite the reports
 //   trex eval prompts [NAME]                                   list the prompt templates / print one
+//   trex eval oracle --bench FILE --form F [--mutate M] --out FILE   answers from reference LPs (harness checks)
 //   trex eval sandbox                                          what isolation model-written code gets here
 //   trex eval _worker | _solve FILE.lp                         internal: the sandboxed solve worker, the shim's solver
 #include <nlohmann/json.hpp>
@@ -12,8 +13,10 @@
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
 #include "trex/eval/backend.hpp"
 #include "trex/eval/execute.hpp"
+#include "trex/eval/oracle.hpp"
 #include "trex/eval/prompts.hpp"
 #include "trex/eval/run.hpp"
 #include "trex/eval/sandbox.hpp"
@@ -38,6 +41,8 @@ struct eval_args {
     double time_limit = 60, memory_mb = 4096;
     bool no_progress = false, json = false, allow_unisolated = false, chat_mode = false;
     std::string dir, judge, name, solve_file;
+    std::string oracle_bench, oracle_form = "lp", oracle_mutate = "none", oracle_out;
+    uint64_t oracle_seed = 1;
     double tol = 0, solve_limit = 30;
 };
 
@@ -205,6 +210,32 @@ void register_eval(CLI::App& app) {
         const prompt_template t = load_prompt(a->name);
         std::printf("# %s (artefact: %s)\n## system\n%s\n## user\n%s## data\n%s\n## example\n%s", t.path.c_str(),
                     t.artefact.c_str(), t.system.c_str(), t.user.c_str(), t.data.c_str(), t.example.c_str());
+    });
+
+    CLI::App* orc = ev->add_subcommand("oracle", "write answers from the items' reference LPs (checks of the harness)");
+    orc->add_option("--bench", a->oracle_bench, "benchmark file whose items have reference_lp_path")->required();
+    orc->add_option("--form", a->oracle_form, "lp, mps, mathprog, pulp or gurobipy")->capture_default_str();
+    orc->add_option("--mutate", a->oracle_mutate, "none, coef (optimum moved), rename (renamed + reordered), "
+                    "structure (a row dropped)")->capture_default_str();
+    orc->add_option("--seed", a->oracle_seed, "renaming / reordering seed")->capture_default_str();
+    orc->add_option("--out", a->oracle_out, "completions JSONL {\"id\", \"completion\"} (replay backend)")->required();
+    orc->callback([a] {
+        oracle_form form;
+        oracle_mutation mut;
+        TREX_CHECK(parse_oracle_form(a->oracle_form, &form), "--form '{}': expected lp, mps, mathprog, pulp or "
+                   "gurobipy", a->oracle_form);
+        TREX_CHECK(parse_oracle_mutation(a->oracle_mutate, &mut), "--mutate '{}': expected none, coef, rename or "
+                   "structure", a->oracle_mutate);
+        load_report lr;
+        const auto items = load_benchmark(a->oracle_bench, load_options{}, &lr);
+        oracle_report rep;
+        std::string text;
+        for (const auto& l : make_oracle_completions(items, form, mut, a->oracle_seed, &rep))
+            text += ojson{{"id", l.id}, {"completion", l.completion}}.dump() + "\n";
+        write_file_atomic(a->oracle_out, text);
+        std::printf("trex eval oracle: %ld items, %ld completions (%s, mutation %s) -> %s\n", rep.items, rep.written,
+                    a->oracle_form.c_str(), a->oracle_mutate.c_str(), a->oracle_out.c_str());
+        for (const auto& s : rep.skipped) std::printf("  skipped %s\n", s.c_str());
     });
 
     CLI::App* sb = ev->add_subcommand("sandbox", "print the isolation model-written code gets on this machine");
