@@ -107,6 +107,12 @@ std::vector<std::string> list_prompts() {
     return out;
 }
 
+namespace {
+// A placeholder marker that no inserted text contains ("\x01" + c + "\x01"; written out, "\x01E" would be one
+// hex escape).
+std::string mark(char c) { return std::string{'\x01', c, '\x01'}; }
+}  // namespace
+
 std::vector<chat_message> render_prompt(const prompt_template& t, const eval_item& item, const std::string& data_json,
                                         const std::vector<const fewshot_example*>& shots) {
     std::string examples;
@@ -114,26 +120,26 @@ std::vector<chat_message> render_prompt(const prompt_template& t, const eval_ite
         std::string x = t.example.empty() ? "Example problem:\n{{example_question}}\n\nExample answer:\n{{example_answer}}\n\n"
                                           : t.example;
         // answer first: a question containing the literal placeholder text must not be expanded
-        replace_all(x, "{{example_answer}}", "\x01A\x01");
-        replace_all(x, "{{example_question}}", "\x01Q\x01");
-        replace_all(x, "\x01Q\x01", e->question);
-        replace_all(x, "\x01A\x01", e->answer);
+        replace_all(x, "{{example_answer}}", mark('A'));
+        replace_all(x, "{{example_question}}", mark('Q'));
+        replace_all(x, mark('Q'), e->question);
+        replace_all(x, mark('A'), e->answer);
         examples += x;
     }
     std::string data;
     if (!data_json.empty() && !t.data.empty()) data = "\n" + t.data + "\n";
     std::string user = t.user;
     // placeholders are replaced via markers so that inserted texts are never scanned again
-    replace_all(user, "{{examples}}", "\x01E\x01");
-    replace_all(user, "{{question}}", "\x01Q\x01");
-    replace_all(user, "{{data}}", "\x01D\x01");
-    replace_all(user, "{{data_json}}", "\x01J\x01");
+    replace_all(user, "{{examples}}", mark('E'));
+    replace_all(user, "{{question}}", mark('Q'));
+    replace_all(user, "{{data}}", mark('D'));
+    replace_all(user, "{{data_json}}", mark('J'));
     std::string data_text = data;
-    replace_all(data_text, "{{data_json}}", "\x01J\x01");
-    replace_all(user, "\x01" "D" "\x01", data_text);
-    replace_all(user, "\x01" "E" "\x01", examples);
-    replace_all(user, "\x01" "Q" "\x01", item.question);
-    replace_all(user, "\x01" "J" "\x01", data_json);
+    replace_all(data_text, "{{data_json}}", mark('J'));
+    replace_all(user, mark('D'), data_text);
+    replace_all(user, mark('E'), examples);
+    replace_all(user, mark('Q'), item.question);
+    replace_all(user, mark('J'), data_json);
     std::vector<chat_message> msgs;
     if (!t.system.empty()) msgs.push_back({"system", t.system});
     msgs.push_back({"user", user});
