@@ -53,7 +53,7 @@ def _polish(pulp, prob, obj):
         import _trex_lp as lp
 
         vs = prob.variables()
-        if all(v.varValue is None or float(v.varValue).is_integer() for v in vs):
+        if not vs or all(v.varValue is None or float(v.varValue).is_integer() for v in vs):
             return obj, ""
         idx = {v.name: j for j, v in enumerate(vs)}
         cols = [(-1e31 if v.lowBound is None else float(v.lowBound), 1e31 if v.upBound is None else float(v.upBound),

@@ -38,6 +38,8 @@ def lp_text(maximize, obj, rows, cols, title="trex"):
         items = [(j, c) for j, c in items if c != 0.0] or [(0, 0.0)]
         out.append(f" r{i}: {' '.join(term(c, n[j]) for j, c in items)} "
                    f"{ {'<': '<=', '>': '>=', '=': '='}[sense] } {fmt(rhs)}")
+    if not rows:  # GLPK's reader wants at least one row
+        out.append(f" trex_empty: + 0.0 {n[0]} >= 0.0")
     out.append("Bounds")
     ints, bins = [], []
     for j, (lb, ub, kind) in enumerate(cols):

@@ -77,8 +77,11 @@ ojson execute_model_request(const ojson& req) {
             m = read_model_text(kind, req.at("text").get<std::string>());
             validate(m);
         } catch (const std::exception& e) {
-            rep["status"] = "parse_error";
-            rep["detail"] = e.what();
+            // GLPK's allocator failing under the worker's memory limit is a resource failure, not a syntax error
+            const std::string what = e.what();
+            const bool memory = what.find("alloc.c") != std::string::npos || what.find("out of memory") != std::string::npos;
+            rep["status"] = memory ? "runtime_error" : "parse_error";
+            rep["detail"] = memory ? "memory limit while reading the model (" + what + ")" : what;
             rep["seconds"] = now_seconds() - t0;
             return rep;
         }

@@ -72,6 +72,11 @@ void set_limits(const prepared& p) {
     if (::setrlimit(RLIMIT_CORE, &p.core) != 0) child_fail("setrlimit CORE");
 }
 
+volatile pid_t g_init = 0;  // the namespace init, in the process that waits for it
+void on_term(int) {
+    if (g_init > 0) ::kill(g_init, SIGKILL);
+}
+
 // stdin/stdout/stderr/fd3 are already in place. Never returns.
 [[noreturn]] void child_main(const prepared& p, pid_t parent) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -134,9 +139,16 @@ void set_limits(const prepared& p) {
             if (::fchown(fd, p.uid, p.uid) != 0) child_fail("chown a file in /tmp/work");
             ::close(fd);
         }
+        // SIGTERM (from the harness) makes this process kill the init and reap it: killing both at once would
+        // leave the init a zombie of whoever inherits it. Blocked until the handler is in place.
+        sigset_t term;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        ::sigprocmask(SIG_BLOCK, &term, nullptr);
         const pid_t b = ::fork();  // PID 1 of the new PID namespace
         if (b < 0) child_fail("fork the namespace init");
         if (b == 0) {
+            ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
             set_limits(p);
             if (::setgroups(0, nullptr) != 0) child_fail("setgroups");
             if (::setgid(p.uid) != 0) child_fail("setgid");
@@ -147,6 +159,12 @@ void set_limits(const prepared& p) {
             ::execve(p.argv[0], p.argv.data(), p.envp.data());
             child_fail("exec");
         }
+        g_init = b;
+        struct sigaction sa {};
+        sa.sa_handler = on_term;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGTERM, &sa, nullptr);
+        ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
         ::close(0);
         ::close(1);
         ::close(2);
@@ -275,6 +293,18 @@ bool prepare(const sandbox_spec& spec, int slot, isolation_level level, prepared
 std::once_flag probe_once;
 sandbox_support probed;
 
+// Ends a sandboxed process. Full isolation: SIGTERM to the outer process, which kills the namespace init (and with
+// it every process of the namespace) and reaps it; `hard` (when that did not work) SIGKILLs the whole group.
+// Otherwise the program is the process itself: SIGKILL its group.
+void end_process(pid_t pid, isolation_level level, bool hard) {
+    if (level == isolation_level::full && !hard) {
+        ::kill(pid, SIGTERM);
+        return;
+    }
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+}
+
 int spawn(const prepared& p, int in_fd, int out_w, int err_w, int side_w) {
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
@@ -393,11 +423,12 @@ sandbox_result run_sandboxed(const sandbox_spec& spec, int slot) {
     bool open_[3] = {true, true, true};
     const double deadline = t0 + spec.limits.wall_s;
     bool killed = false;
+    double kill_time = 0;
     auto kill_all = [&] {
         if (!killed) {
-            ::kill(-pid, SIGKILL);
-            ::kill(pid, SIGKILL);
             killed = true;
+            kill_time = now_seconds();
+            end_process(pid, p.level, false);
         }
     };
     while (open_[0] || open_[1] || open_[2]) {
@@ -438,17 +469,20 @@ sandbox_result run_sandboxed(const sandbox_spec& spec, int slot) {
     }
     // wait for the process (the pipes may close before it exits)
     int st = 0;
+    rusage ru {};
     while (true) {
-        const pid_t w = ::waitpid(pid, &st, killed ? 0 : WNOHANG);
+        const pid_t w = ::wait4(pid, &st, WNOHANG, &ru);
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
-        if (now_seconds() > deadline) {
+        if (!killed && now_seconds() > deadline) {
             r.timed_out = true;
             kill_all();
-            continue;
         }
+        if (killed && now_seconds() > kill_time + 2) end_process(pid, p.level, true);
         if (w == 0) ::usleep(2000);
     }
+    const double cpu = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+                       1e-6 * (double)ru.ru_stime.tv_usec;
     for (int fd : fds) ::close(fd);
     if (r.out.size() > (size_t)spec.limits.output_bytes) r.out.resize((size_t)spec.limits.output_bytes);
     r.seconds = now_seconds() - t0;
@@ -461,7 +495,9 @@ sandbox_result run_sandboxed(const sandbox_spec& spec, int slot) {
     } else if (WIFSIGNALED(st)) {
         r.signal = WTERMSIG(st);
     }
-    if (r.signal == SIGXCPU) r.cpu_limit = true;
+    // SIGXCPU at the soft limit, or SIGKILL at the hard one when the program ignored it
+    if (r.signal == SIGXCPU || (r.signal == SIGKILL && !r.timed_out && cpu >= (double)p.cpu.rlim_cur - 0.05))
+        r.cpu_limit = true;
     if (r.exit_code == 125 && r.err.find("trex sandbox: ") != std::string::npos) {
         r.started = false;
         const size_t b = r.err.find("trex sandbox: ");
@@ -513,10 +549,19 @@ sandbox_process start_sandboxed(const sandbox_spec& spec, int slot, std::string*
 
 void stop_sandboxed(sandbox_process& p) {
     if (p.pid > 0) {
-        ::kill(-p.pid, SIGKILL);
-        ::kill(p.pid, SIGKILL);
+        end_process(p.pid, probe_sandbox().level, false);
         int st;
-        while (::waitpid(p.pid, &st, 0) < 0 && errno == EINTR) {
+        const double t0 = now_seconds();
+        while (true) {
+            const pid_t w = ::waitpid(p.pid, &st, WNOHANG);
+            if (w == p.pid || (w < 0 && errno != EINTR)) break;
+            if (now_seconds() > t0 + 2) {
+                end_process(p.pid, probe_sandbox().level, true);
+                while (::waitpid(p.pid, &st, 0) < 0 && errno == EINTR) {
+                }
+                break;
+            }
+            ::usleep(1000);
         }
     }
     for (int* fd : {&p.in, &p.out, &p.err})
