@@ -302,7 +302,22 @@ class dsv4_codec : public text_codec {
                    tok::dsv4::eos);
     }
     std::vector<int32_t> encode(const std::string& text) const override { return t_.encode(text, false); }
-    std::string decode(const std::vector<int32_t>& ids) const override { return t_.decode(ids, false); }
+    // Ids the tokenizer does not know (a model whose vocabulary is wider than the tokenizer's) become U+FFFD.
+    std::string decode(const std::vector<int32_t>& ids) const override {
+        try {
+            return t_.decode(ids, false);
+        } catch (const std::exception&) {
+            std::string out;
+            for (const int32_t id : ids) {
+                try {
+                    out += t_.decode(std::span<const int32_t>(&id, 1), false);
+                } catch (const std::exception&) {
+                    out += "\xEF\xBF\xBD";
+                }
+            }
+            return out;
+        }
+    }
     std::vector<int32_t> encode_chat(const std::vector<chat_message>& msgs) const override {
         std::vector<tok::chat_message> m;
         for (const auto& x : msgs) m.push_back({x.role, x.content, std::nullopt});
