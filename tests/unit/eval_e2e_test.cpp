@@ -246,23 +246,18 @@ TEST_F(EvalEndToEnd, CorruptedCoefficientsFail) {
 }
 
 TEST_F(EvalEndToEnd, StructureJudgeAcceptsRenamingAndRejectsStructuralChanges) {
-    {
-        canned_server srv(canned(oracle_form::lp, oracle_mutation::rename));
+    auto run_structure = [&](oracle_mutation m, const std::string& out) {
+        canned_server srv(canned(oracle_form::lp, m));
         auto b = make_openai_backend(endpoint(srv));
-        run_options o = options("structure-rename");
+        run_options o = options(out);
         o.load.structure_when_possible = true;
-        const run_result r = run_eval(o, *b);
-        EXPECT_EQ(r.summary.micro.correct, 12) << format_summary(r);
-    }
-    {
-        canned_server srv(canned(oracle_form::lp, oracle_mutation::structure));
-        auto b = make_openai_backend(endpoint(srv));
-        run_options o = options("structure-changed");
-        o.load.structure_when_possible = true;
-        const run_result r = run_eval(o, *b);
-        EXPECT_EQ(r.summary.micro.correct, 0) << format_summary(r);
-        EXPECT_EQ(outcome(r, failure::structure_mismatch), 12) << format_summary(r);
-    }
+        return run_eval(o, *b);
+    };
+    const run_result renamed = run_structure(oracle_mutation::rename, "structure-rename");
+    EXPECT_EQ(renamed.summary.micro.correct, 12) << format_summary(renamed);
+    const run_result changed = run_structure(oracle_mutation::structure, "structure-changed");
+    EXPECT_EQ(changed.summary.micro.correct, 0) << format_summary(changed);
+    EXPECT_EQ(outcome(changed, failure::structure_mismatch), 12) << format_summary(changed);
 }
 
 TEST_F(EvalEndToEnd, RetriesOnOverloadAndSamplesAndPassAtK) {

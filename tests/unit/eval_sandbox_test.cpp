@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -87,27 +88,10 @@ failure judged(const exec_outcome& o) {
     return judge_outcome(t, o, objective_judge{}).why;
 }
 
-std::string sandbox_process_list();
-
-// Processes of the sandbox uids still alive (the sandbox gives uids >= 1000000 to model code).
-int sandbox_processes() {
-    int n = 0;
-    for (const auto& e : fs::directory_iterator("/proc")) {
-        const std::string name = e.path().filename().string();
-        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream st(e.path() / "status");
-        std::string line;
-        while (std::getline(st, line))
-            if (line.rfind("Uid:", 0) == 0) {
-                const long uid = std::strtol(line.c_str() + 4, nullptr, 10);
-                if (uid >= 1000000 + (getpid() % 100000) * 64 && uid < 1000000 + (getpid() % 100000 + 1) * 64) n++;
-                break;
-            }
-    }
-    return n;
-}
-
+// Processes of this test's sandbox uids still alive (the sandbox gives uids 1000000 + (pid % 100000) * 64 + slot),
+// one line each.
 std::string sandbox_process_list() {
+    const long lo = 1000000 + (getpid() % 100000) * 64, hi = lo + 64;
     std::string out;
     for (const auto& e : fs::directory_iterator("/proc")) {
         const std::string name = e.path().filename().string();
@@ -119,12 +103,17 @@ std::string sandbox_process_list() {
             all += line + "; ";
             if (line.rfind("Uid:", 0) == 0) {
                 const long uid = std::strtol(line.c_str() + 4, nullptr, 10);
-                mine = uid >= 1000000 + (getpid() % 100000) * 64 && uid < 1000000 + (getpid() % 100000 + 1) * 64;
+                mine = uid >= lo && uid < hi;
             }
         }
         if (mine) out += name + ": " + all.substr(0, 300) + "\n";
     }
     return out;
+}
+
+int sandbox_processes() {
+    const std::string l = sandbox_process_list();
+    return (int)std::count(l.begin(), l.end(), '\n');
 }
 
 }  // namespace
@@ -160,7 +149,7 @@ while True:
 )", 15);
     EXPECT_NE(o.status, "optimal");
     EXPECT_NE(judged(o), failure::none);
-    EXPECT_EQ(sandbox_processes(), 0);
+    EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
 }
 
 TEST_F(EvalSandbox, MemoryHogFails) {
@@ -245,7 +234,7 @@ print("Optimal objective: 8")
 )", 5);
     EXPECT_EQ(o.status, "optimal");
     EXPECT_EQ(judged(o), failure::none);
-    EXPECT_EQ(sandbox_processes(), 0);
+    EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
 }
 
 TEST_F(EvalSandbox, FileSizeLimitAndSyntaxErrorsAndExceptions) {

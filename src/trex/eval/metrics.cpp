@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "trex/base/error.hpp"
+#include "trex/base/html.hpp"
 
 namespace trex::eval {
 
@@ -175,17 +176,7 @@ ojson group_json(const group_stats& g) {
 
 std::string pct(double x) { return fmt::format("{:.2f}", 100.0 * x); }
 
-std::string esc(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else if (c == '"') o += "&quot;";
-        else o += c;
-    }
-    return o;
-}
+std::string esc(const std::string& s) { return html_escape(s); }
 
 std::string md_cell(const std::string& s) {
     std::string o;

@@ -59,20 +59,8 @@ class GRB:
     INPROGRESS = 14
     USER_OBJ_LIMIT = 15
 
-    class Status:
-        LOADED = 1
-        OPTIMAL = 2
-        INFEASIBLE = 3
-        INF_OR_UNBD = 4
-        UNBOUNDED = 5
-        CUTOFF = 6
-        ITERATION_LIMIT = 7
-        NODE_LIMIT = 8
-        TIME_LIMIT = 9
-        SOLUTION_LIMIT = 10
-        INTERRUPTED = 11
-        NUMERIC = 12
-        SUBOPTIMAL = 13
+    class Status:  # the status codes above (filled below)
+        pass
 
     class Attr:
         pass
@@ -93,6 +81,9 @@ for _n in ("OutputFlag", "TimeLimit", "MIPGap", "MIPGapAbs", "Threads", "LogToCo
            "NonConvex", "MIPFocus", "Seed", "LogFile", "DualReductions", "InfUnbdInfo", "IntFeasTol",
            "FeasibilityTol", "OptimalityTol", "SolutionLimit", "NodeLimit", "Heuristics", "Cuts"):
     setattr(GRB.Param, _n, _n)
+for _n in ("LOADED", "OPTIMAL", "INFEASIBLE", "INF_OR_UNBD", "UNBOUNDED", "CUTOFF", "ITERATION_LIMIT", "NODE_LIMIT",
+           "TIME_LIMIT", "SOLUTION_LIMIT", "INTERRUPTED", "NUMERIC", "SUBOPTIMAL", "INPROGRESS", "USER_OBJ_LIMIT"):
+    setattr(GRB.Status, _n, getattr(GRB, _n))
 GRB.status = GRB.Status
 GRB.attr = GRB.Attr
 GRB.param = GRB.Param
@@ -110,7 +101,29 @@ def _num(x):
     return float(x)
 
 
-class Var:
+def _solution(value, attr):
+    """A solution attribute: GurobiError when there is no solution (as gurobipy)."""
+    if value is None:
+        raise GurobiError(10005, f"Unable to retrieve attribute '{attr}'")
+    return value
+
+
+class _Modelled:
+    """What variables and constraints share: their index, getAttr / setAttr."""
+    __slots__ = ()
+
+    @property
+    def index(self):
+        return self._index
+
+    def getAttr(self, name):
+        return getattr(self, name)
+
+    def setAttr(self, name, value):
+        setattr(self, name, value)
+
+
+class Var(_Modelled):
     __slots__ = ("_model", "_index", "VarName", "LB", "UB", "Obj", "VType", "_x", "_rc", "__weakref__")
 
     def __init__(self, model, index, lb, ub, obj, vtype, name):
@@ -138,25 +151,11 @@ class Var:
 
     @property
     def X(self):
-        if self._x is None:
-            raise GurobiError(10005, "Unable to retrieve attribute 'X'")
-        return self._x
+        return _solution(self._x, "X")
 
     @property
     def RC(self):
-        if self._rc is None:
-            raise GurobiError(10005, "Unable to retrieve attribute 'RC'")
-        return self._rc
-
-    @property
-    def index(self):
-        return self._index
-
-    def getAttr(self, name):
-        return getattr(self, name)
-
-    def setAttr(self, name, value):
-        setattr(self, name, value)
+        return _solution(self._rc, "RC")
 
     def sameAs(self, other):
         return self is other
@@ -368,7 +367,7 @@ class TempConstr:
         return e
 
 
-class Constr:
+class Constr(_Modelled):
     def __init__(self, model, index, expr, sense, rhs, name):
         self._model = model
         self._index = index
@@ -388,25 +387,11 @@ class Constr:
 
     @property
     def Pi(self):
-        if self._pi is None:
-            raise GurobiError(10005, "Unable to retrieve attribute 'Pi'")
-        return self._pi
+        return _solution(self._pi, "Pi")
 
     @property
     def Slack(self):
-        if self._slack is None:
-            raise GurobiError(10005, "Unable to retrieve attribute 'Slack'")
-        return self._slack
-
-    @property
-    def index(self):
-        return self._index
-
-    def getAttr(self, name):
-        return getattr(self, name)
-
-    def setAttr(self, name, value):
-        setattr(self, name, value)
+        return _solution(self._slack, "Slack")
 
     def __repr__(self):
         return f"<gurobi.Constr {self.ConstrName}>"
