@@ -1,6 +1,7 @@
 #include "trex/eval/bench_eval.hpp"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,6 +24,18 @@ namespace fs = std::filesystem;
 using namespace trex::optmodel;
 
 namespace {
+
+// CPU seconds of this process and its waited-for children (the sandboxed programs and solve workers).
+double cpu_seconds() {
+    double t = 0;
+    for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+        rusage ru {};
+        ::getrusage(who, &ru);
+        t += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+             1e-6 * (double)ru.ru_stime.tv_usec;
+    }
+    return t;
+}
 
 double load_average() {
     std::ifstream in("/proc/loadavg");
@@ -124,13 +137,17 @@ bench_eval_result run_bench_eval(const bench_eval_options& opt) {
     }
     r.load_before = load_average();
     if (opt.lp > 0) {
+        const double c0 = cpu_seconds();
         const run_result lr = run_one(dir, "lp", opt, ec);
+        r.lp_cpu_seconds = cpu_seconds() - c0;
         r.lp = (int)lr.samples;
         r.lp_seconds = lr.seconds;
         r.lp_correct = lr.summary.micro.correct;
     }
     if (opt.python > 0) {
+        const double c0 = cpu_seconds();
         const run_result pr = run_one(dir, "python", opt, ec);
+        r.python_cpu_seconds = cpu_seconds() - c0;
         r.python = (int)pr.samples;
         r.python_pulp = (r.python + 1) / 2;
         r.python_gurobipy = r.python / 2;
@@ -150,11 +167,13 @@ std::string format_bench_eval(const bench_eval_result& r) {
     o += fmt::format("  judge threads {}, sandbox: {}\n", r.workers, r.sandbox);
     if (r.lp > 0)
         o += fmt::format("  LP answers (GLPK read, Clp/Cbc solve, sandboxed worker): {} in {:.2f} s = {:.1f} answers/s "
-                         "({} correct)\n", r.lp, r.lp_seconds, r.lp / r.lp_seconds, r.lp_correct);
+                         "({} correct); CPU {:.1f} ms/answer\n", r.lp, r.lp_seconds, r.lp / r.lp_seconds, r.lp_correct,
+                         1e3 * r.lp_cpu_seconds / r.lp);
     if (r.python > 0)
         o += fmt::format("  Python answers (fresh sandbox each; {} PuLP+CBC, {} gurobipy shim): {} in {:.2f} s = {:.2f} "
-                         "answers/s ({} correct)\n", r.python_pulp, r.python_gurobipy, r.python, r.python_seconds,
-                         r.python / r.python_seconds, r.python_correct);
+                         "answers/s ({} correct); CPU {:.1f} ms/answer\n", r.python_pulp, r.python_gurobipy, r.python,
+                         r.python_seconds, r.python / r.python_seconds, r.python_correct,
+                         1e3 * r.python_cpu_seconds / r.python);
     o += fmt::format("  load average {:.2f} before, {:.2f} after (2-core machine: numbers under load when > 1.5)\n",
                      r.load_before, r.load_after);
     return o;
@@ -165,10 +184,12 @@ nlohmann::json bench_eval_json(const bench_eval_result& r) {
             {"lp_seconds", r.lp_seconds},
             {"lp_answers_per_s", r.lp ? r.lp / r.lp_seconds : 0.0},
             {"lp_correct", r.lp_correct},
+            {"lp_cpu_seconds", r.lp_cpu_seconds},
             {"python_answers", r.python},
             {"python_seconds", r.python_seconds},
             {"python_answers_per_s", r.python ? r.python / r.python_seconds : 0.0},
             {"python_correct", r.python_correct},
+            {"python_cpu_seconds", r.python_cpu_seconds},
             {"workers", r.workers},
             {"load_before", r.load_before},
             {"load_after", r.load_after},

@@ -22,6 +22,7 @@ struct bench_eval_options {
 struct bench_eval_result {
     int lp = 0, python = 0, python_pulp = 0, python_gurobipy = 0, workers = 0;
     double lp_seconds = 0, python_seconds = 0;
+    double lp_cpu_seconds = 0, python_cpu_seconds = 0;  // this process + its children (sandboxes, workers)
     long lp_correct = 0, python_correct = 0;
     double load_before = 0, load_after = 0;
     std::string sandbox, python_exe;
