@@ -14,7 +14,6 @@ python -B trex_runner.py answer.py
 import json
 import os
 import sys
-import traceback
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "shim"))
@@ -137,6 +136,8 @@ def main():
     try:
         code = compile(src, path, "exec")
     except (SyntaxError, ValueError) as e:
+        import traceback
+
         report({"event": "syntax_error", "error": "".join(traceback.format_exception_only(type(e), e)).strip()})
         traceback.print_exc()
         return 2
@@ -153,6 +154,8 @@ def main():
         print(c, file=sys.stderr)
         return 1
     except BaseException as e:  # noqa: BLE001 - everything the answer raises is a result
+        import traceback
+
         report({"event": "exception", "type": type(e).__name__,
                 "error": "".join(traceback.format_exception_only(type(e), e)).strip()[:2000]})
         traceback.print_exc()

@@ -396,8 +396,8 @@ run_result run_eval(const run_options& opt, backend& b) {
                                           opt.gen.top_p, opt.gen.max_tokens, opt.gen.seed)},
                  {"objective judge", judge.describe()},
                  {"items", res.items},
-                 {"completions", fmt::format("{} from the cache, {} generated, {} backend errors", res.cached,
-                                             res.generated, res.backend_errors)},
+                 {"completions", fmt::format("{} from the cache, {} {}, {} backend errors", res.cached, res.generated,
+                                             b.cacheable() ? "generated" : "replayed", res.backend_errors)},
                  {"time", fmt::format("{:.1f} s", res.seconds)},
                  {"sandbox", probe_sandbox().description},
                  {"python", opt.exec.python.empty() ? "none" : opt.exec.python}};
