@@ -2,6 +2,7 @@
 // batches whose labels are exactly the assistant tokens; the trainer's tokenized sources.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -259,4 +260,28 @@ TEST(Train, SftOnMessagesTrainsOnAssistantTokensOnly) {
     cfg.steps = 1;
     trex::run_training(cfg);
     EXPECT_EQ(fs::last_write_time(d + "/run/data/source-0/manifest.json"), mtime);
+}
+
+TEST(Train, TinyCptOfTheReadmeMainJobLearns) {
+    // The README's main job (configs/train-tiny-cpt.toml: v4-tiny, Muon + AdamW, 60 steps of 1,024 tokens on the
+    // successor-chain corpus). A uniform guess costs ln(4096) = 8.32 nats; a model that has learnt the successor map
+    // costs ~0. Runs reach an LM loss of ~0.3-0.4 by step 60 (from 8.3 at step 1); the bar is a mean LM loss under 1.0
+    // (12% of the uniform cost) over the last 5 steps, with a report written.
+    const std::string d = tmp_dir("tinycpt");
+    auto cfg = trex::load_train_config(trex::test::source_path("configs/train-tiny-cpt.toml"),
+                                       {"run.out_dir=\"" + d + "/run\""});
+    const auto s = trex::run_training(cfg);
+    std::ifstream in(d + "/run/metrics.jsonl");
+    std::string line;
+    std::vector<double> lm;
+    while (std::getline(in, line))
+        if (!line.empty()) lm.push_back(nlohmann::json::parse(line)["lm"].get<double>());
+    ASSERT_EQ(lm.size(), 60u);
+    EXPECT_NEAR(lm.front(), std::log(4096.0), 0.3);
+    double tail = 0;
+    for (size_t i = lm.size() - 5; i < lm.size(); i++) tail += lm[i];
+    EXPECT_LT(tail / 5, 1.0);
+    EXPECT_EQ(s.skipped, 0);
+    EXPECT_TRUE(fs::exists(d + "/run/report.html"));
+    EXPECT_TRUE(fs::exists(d + "/run/report.md"));
 }
