@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -39,19 +40,23 @@ class canned_server {
     struct item {
         std::string question, completion;
     };
-    explicit canned_server(std::vector<item> items) : items_(std::move(items)) {
-        srv_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    // cert/key: PEM files for https ("" = http).
+    explicit canned_server(std::vector<item> items, const std::string& cert = "", const std::string& key = "")
+        : items_(std::move(items)), https_(!cert.empty()) {
+        if (https_) srv_ = std::make_unique<httplib::SSLServer>(cert.c_str(), key.c_str());
+        else srv_ = std::make_unique<httplib::Server>();
+        srv_->Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
             handle(req, res);
         });
-        port_ = srv_.bind_to_any_port("127.0.0.1");
-        thread_ = std::thread([this] { srv_.listen_after_bind(); });
-        while (!srv_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        port_ = srv_->bind_to_any_port("127.0.0.1");
+        thread_ = std::thread([this] { srv_->listen_after_bind(); });
+        while (!srv_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     ~canned_server() {
-        srv_.stop();
+        srv_->stop();
         thread_.join();
     }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+    std::string url() const { return (https_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port_); }
     // Requests per question index (successful answers only).
     std::map<int, int> served() {
         std::lock_guard<std::mutex> l(mu_);
@@ -116,7 +121,8 @@ class canned_server {
         res.set_content(out.dump(), "application/json");
     }
     std::vector<item> items_;
-    httplib::Server srv_;
+    bool https_ = false;
+    std::unique_ptr<httplib::Server> srv_;
     int port_ = 0;
     std::thread thread_;
     std::mutex mu_;
@@ -366,4 +372,32 @@ TEST_F(EvalEndToEnd, InterruptedRunResumesFromTheCache) {
         for (auto& [k, v] : served_after) n += v;
         return n;
     }());
+}
+
+TEST_F(EvalEndToEnd, HttpsWithItsCertificateOrInsecure) {
+    const std::string d = dir_ + "/tls";
+    fs::create_directories(d);
+    const auto gen = trex::test::run_command(
+        "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + d + "/key.pem -out " + d +
+        "/cert.pem -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1");
+    if (gen.exit_code != 0) GTEST_SKIP() << "no openssl command to make a test certificate: " << gen.out;
+    canned_server srv(canned(oracle_form::lp, oracle_mutation::none), d + "/cert.pem", d + "/key.pem");
+    ASSERT_EQ(srv.url().rfind("https://", 0), 0u);
+    openai_options ep = endpoint(srv);
+    ep.retries = 0;
+    ep.ca_cert = d + "/cert.pem";  // verified against the server's own certificate
+    auto b = make_openai_backend(ep);
+    run_options o = options("https");
+    o.limit = 2;
+    EXPECT_EQ(run_eval(o, *b).summary.micro.correct, 6) << "2 items from each of the 3 sets";
+    // the system's CAs do not know it: every request fails verification and is recorded, nothing hangs
+    ep.ca_cert.clear();
+    auto strict = make_openai_backend(ep);
+    const run_result r = run_eval(options("https-untrusted"), *strict);
+    EXPECT_EQ(outcome(r, failure::backend_error), 12);
+    // --insecure skips verification
+    ep.insecure = true;
+    auto loose = make_openai_backend(ep);
+    o.out_dir = dir_ + "/https-insecure";
+    EXPECT_EQ(run_eval(o, *loose).summary.micro.correct, 6);
 }
