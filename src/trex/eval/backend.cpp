@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "trex/base/error.hpp"
+#include "trex/base/rng.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
 #include "trex/io/hf_checkpoint.hpp"
@@ -333,11 +334,11 @@ class dsv4_codec : public text_codec {
     std::vector<int32_t> stops_;
 };
 
+// SplitMix64 stream: the next value of the generator whose state is *s.
 uint64_t splitmix(uint64_t* s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    const uint64_t z = *s;
+    *s += 0x9E3779B97F4A7C15ull;
+    return mix64(z);
 }
 
 class local_backend : public backend {
