@@ -10,6 +10,7 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
+#include "trex/base/strings.hpp"
 
 namespace trex::eval {
 
@@ -47,18 +48,6 @@ bool parse_bench_format(const std::string& s, bench_format* f) {
 }
 
 namespace {
-
-std::string trim(std::string s) {
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace((unsigned char)s[b])) b++;
-    while (e > b && std::isspace((unsigned char)s[e - 1])) e--;
-    return s.substr(b, e - b);
-}
-
-std::string lower(std::string s) {
-    for (char& c : s) c = (char)std::tolower((unsigned char)c);
-    return s;
-}
 
 // Replaces UTF-8 minus signs and non-breaking spaces by their ASCII forms.
 std::string ascii_number_text(const std::string& s) {
@@ -99,7 +88,7 @@ bool parse_answer(const ojson& v, const load_options& opt, ground_truth* out, st
     } else if (v.is_string()) {
         t.raw = v.get<std::string>();
         std::string s = trim(ascii_number_text(t.raw));
-        const std::string l = lower(s);
+        const std::string l = ascii_lower(s);
         if (is_no_solution_text(l)) {
             t.kind = truth_kind::no_solution;
             *out = t;

@@ -18,6 +18,7 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
+#include "trex/base/strings.hpp"
 #include "trex/eval/structure.hpp"
 #include "trex/optmodel/format.hpp"
 #include "trex/optmodel/glpk_io.hpp"
@@ -374,11 +375,6 @@ exec_outcome executor::run_python(const std::string& code, const std::string& da
 
 namespace {
 
-std::string lower(std::string s) {
-    for (char& c : s) c = (char)std::tolower((unsigned char)c);
-    return s;
-}
-
 // Numbers in a line ("1,234.5" reads as 1234.5 when the commas group thousands).
 std::vector<double> numbers_in(const std::string& line) {
     std::vector<double> out;
@@ -443,7 +439,7 @@ bool parse_printed_result(const std::string& out, std::string* status, double* o
     static const char* keys[] = {"objective", "optimal", "optimum", "total", "minimum", "maximum", "minimal",
                                  "maximal", "cost", "profit", "revenue", "value", "min", "max", "best"};
     for (size_t k = lines.size(); k-- > 0;) {
-        const std::string l = lower(lines[k]);
+        const std::string l = ascii_lower(lines[k]);
         bool key = false;
         for (const char* w : keys)
             if (l.find(w) != std::string::npos) key = true;
@@ -456,7 +452,7 @@ bool parse_printed_result(const std::string& out, std::string* status, double* o
             return true;
         }
     }
-    const std::string lo = lower(out);
+    const std::string lo = ascii_lower(out);
     if (lo.find("infeasible") != std::string::npos) {
         *status = "infeasible";
         return true;

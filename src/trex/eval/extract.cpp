@@ -3,24 +3,14 @@
 #include <cctype>
 #include <vector>
 
+#include "trex/base/strings.hpp"
+
 namespace trex::eval {
 
 namespace {
 
-std::string lower(std::string s) {
-    for (char& c : s) c = (char)std::tolower((unsigned char)c);
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    size_t b = 0, e = s.size();
-    while (b < e && std::isspace((unsigned char)s[b])) b++;
-    while (e > b && std::isspace((unsigned char)s[e - 1])) e--;
-    return s.substr(b, e - b);
-}
-
 std::string kind_of_lang(const std::string& lang_raw) {
-    const std::string l = lower(trim(lang_raw));
+    const std::string l = ascii_lower(trim(lang_raw));
     if (l == "python" || l == "py" || l == "python3" || l == "gurobipy" || l == "pulp") return "python";
     if (l == "lp" || l == "cplex" || l == "cplex-lp" || l == "cplex_lp") return "lp";
     if (l == "mps") return "mps";
@@ -53,7 +43,7 @@ struct candidate {
 }  // namespace
 
 std::string sniff_kind(const std::string& text) {
-    const std::string lt = lower(text);
+    const std::string lt = ascii_lower(text);
     if (lt.find("import ") != std::string::npos || lt.find("print(") != std::string::npos ||
         lt.find("def ") != std::string::npos)
         return "python";
