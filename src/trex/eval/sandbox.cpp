@@ -348,7 +348,9 @@ const sandbox_support& probe_sandbox() {
                                             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
             }
         }
-        if (s.level == isolation_level::none) {
+        // As root without namespaces, a user namespace would still leave the program root on the host's files:
+        // refuse rather than pretend.
+        if (s.level == isolation_level::none && ::geteuid() != 0) {
             const pid_t pid = ::fork();
             if (pid == 0) _exit(::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0 ? 0 : 1);
             int st = 0;

@@ -12,9 +12,11 @@
 //     process group (and so the namespace), and an output cap (killed when exceeded);
 //   - with a scrubbed environment (only what the spec lists).
 // Directories the program must read but that an unprivileged uid cannot reach (e.g. a Python under /root) are
-// bind-mounted into place over a private tmpfs that hides the rest of the blocking directory.
-// Without root: user + network namespaces (no network) and the rlimits only; without any namespace the sandbox
-// refuses to run unless allow_unisolated is set (probe_sandbox() says which level is available).
+// attached read-only (a detached copy of their mount tree) over a private tmpfs that hides the rest of the blocking
+// directory.
+// Without root: user + network namespaces (no network) and the rlimits only. Root without namespaces, or no
+// namespace at all: the sandbox refuses to run model code unless allow_unisolated is set (probe_sandbox() says which
+// level is available).
 #pragma once
 
 #include <sys/types.h>
