@@ -1,6 +1,7 @@
 // Documents and chat messages into token shards (`trex data tokenize`), and from shards through the packer into SFT
 // batches whose labels are exactly the assistant tokens; the trainer's tokenized sources.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -28,7 +29,7 @@ namespace {
 std::string tok_path() { return trex::test::source_path("tests/golden/tokenizer/trained_v1000.json"); }
 
 std::string tmp_dir(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("trex_train_data_test_" + name);
+    const fs::path p = fs::temp_directory_path() / ("trex_train_data_test_" + std::to_string(getpid()) + "_" + name);
     fs::remove_all(p);
     fs::create_directories(p);
     return p.string();
