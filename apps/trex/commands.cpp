@@ -8,6 +8,7 @@ void register_all(CLI::App& app) {
     register_train(app);
     register_convert(app);
     register_data(app);
+    register_plan(app);
 }
 
 }  // namespace trex::cli

@@ -10,6 +10,7 @@ void register_bench(CLI::App& app);
 void register_train(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_data(CLI::App& app);
+void register_plan(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);
