@@ -269,8 +269,10 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     const double T = (double)s.micro_batch * (double)s.seq_len / l.cp;  // tokens of a micro-batch per TP group
 
     // efficiencies and rates
-    const double e_gemm = hw.gemm_efficiency > 0 ? hw.gemm_efficiency
-                                                 : (s.precision == "fp8" ? cal.fp8_gemm_efficiency : cal.gemm_efficiency);
+    const double e_gemm =
+        hw.gemm_efficiency > 0
+            ? hw.gemm_efficiency
+            : (s.precision == "fp8" ? std::min(1.0, cal.fp8_gemm_efficiency * hw.fp8_gemm_scale) : cal.gemm_efficiency);
     const double gemm_rate = hw.peak_tflops(s.precision) * 1e12 * e_gemm;
     const std::string p16 = hw.tflops_bf16 > 0 ? "bf16" : (hw.tflops_fp16 > 0 ? "fp16" : s.precision);
     const double e16 = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.gemm_efficiency;

@@ -93,9 +93,10 @@ hardware_profile hardware_from_json(const json& j, const std::string& source) {
         r.fail("node_size", fmt::format("{} and the first tier's size {} do not nest", h.node_size,
                                         h.tiers.front().size));
     const jreader e = r.object("efficiency", true);
-    e.check_keys({"gemm", "memory"});
+    e.check_keys({"gemm", "memory", "fp8_gemm_scale"});
     h.gemm_efficiency = e.num("gemm", 0, 0, 1);
     h.memory_efficiency = e.num("memory", 0, 0, 1);
+    h.fp8_gemm_scale = e.num("fp8_gemm_scale", 1.0, 1e-3, 10);
     return h;
 }
 

@@ -31,6 +31,9 @@ struct hardware_profile {
     std::vector<link_tier> tiers;
     // Measured profiles (`trex plan calibrate`) may pin efficiencies; 0 = use the calibration file's constants.
     double gemm_efficiency = 0, memory_efficiency = 0;
+    // Multiplies the calibration's fp8_gemm_efficiency (calibrated on Hopper) for a device whose FP8 kernels reach a
+    // different fraction of its FP8 peak, as published kernel benchmarks show (1 = as Hopper).
+    double fp8_gemm_scale = 1.0;
 
     // Peak TFLOPS for a GEMM precision ("bf16", "fp16", "fp8", "fp32"); throws if the device has none.
     double peak_tflops(const std::string& precision) const;

@@ -180,6 +180,10 @@ ojson validation_json(const std::vector<validation_row>& rows, const calibration
             x["close_value"] = r.close_value;
             x["close_note"] = r.close_note;
         }
+        if (r.implied_flops_per_token > 0) {
+            x["implied_flops_per_token"] = r.implied_flops_per_token;
+            x["implied_peak_tflops"] = r.implied_peak_tflops;
+        }
         a.push_back(x);
     }
     j["points"] = a;
@@ -209,6 +213,12 @@ std::string format_validation(const std::vector<validation_row>& rows, const cal
                          r.result.tokens_per_s_per_device, r.result.t_step, r.result.flops.total / 1e9,
                          r.point.run.setup.convention.name, r.result.peak_GB, r.point.assumptions);
         if (!r.close_note.empty()) o += "  to close: " + r.close_note + "\n";
+        if (!r.point.tested && r.implied_flops_per_token > 0)
+            o += fmt::format("  to close at the predicted {:.0f} tok/s/dev: the FLOP count would have to be {:.1f} "
+                             "GF/token (counted: {:.1f}), or the MFU peak {:.1f} TF (used: {:.1f})\n",
+                             r.result.tokens_per_s_per_device, r.implied_flops_per_token / 1e9,
+                             r.result.flops.total / 1e9, r.implied_peak_tflops, r.predicted > 0
+                                 ? r.result.tflops_per_device / r.predicted : 0.0);
     }
     return o;
 }

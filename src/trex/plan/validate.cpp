@@ -67,6 +67,10 @@ validation_row validate_point(const validation_point& p, const calibration& cal)
     row.predicted = metric_value(row.result, p.metric);
     row.rel_error = (row.predicted - p.reported) / p.reported;
     row.within = std::fabs(row.rel_error) <= p.tolerance;
+    if (p.metric == "mfu" && row.result.tokens_per_s_per_device > 0) {
+        row.implied_flops_per_token = p.reported * hw.mfu_peak_tflops() * 1e12 / row.result.tokens_per_s_per_device;
+        row.implied_peak_tflops = row.result.tflops_per_device / p.reported;
+    }
     if (!p.close.empty()) {
         // bisection on the constant: every metric but step time grows with efficiency / overlap, shrinks with passes
         calibration c = cal;

@@ -27,6 +27,9 @@ struct validation_row {
     bool within = false;
     double close_value = 0;  // the value of point.close that makes the prediction equal the report (0: none)
     std::string close_note;
+    // MFU points: the FLOPs per token the reported MFU implies at the predicted tokens/s/device (the FLOP-basis
+    // assumption that would close the gap with every time constant as calibrated), and the peak it implies at our count
+    double implied_flops_per_token = 0, implied_peak_tflops = 0;
 };
 
 std::vector<validation_point> load_validation(const std::string& path = "configs/plan/validation.json");
