@@ -116,11 +116,16 @@ plan_run make_run(const plan_args& a, bool need_layout) {
     if (a.swap) s.optimizer_swap = true;
     if (a.no_swap) s.optimizer_swap = false;
     // the same checks as a run file (one line each)
-    nlohmann::json sj = {{"precision", s.precision},          {"optimizer", s.optimizer},
-                         {"moment_dtype", s.moment_dtype},     {"grad_dtype", s.grad_dtype},
-                         {"flops_convention", s.convention.name}, {"ep_dispatcher", s.ep_dispatcher},
-                         {"dispatch_dtype", s.dispatch_dtype}, {"recompute", s.recompute},
-                         {"seq_len", s.seq_len},               {"global_batch", s.global_batch},
+    nlohmann::json sj = {{"precision", s.precision},
+                         {"optimizer", s.optimizer},
+                         {"moment_dtype", s.moment_dtype},
+                         {"grad_dtype", s.grad_dtype},
+                         {"flops_convention", s.convention.name},
+                         {"ep_dispatcher", s.ep_dispatcher},
+                         {"dispatch_dtype", s.dispatch_dtype},
+                         {"recompute", s.recompute},
+                         {"seq_len", s.seq_len},
+                         {"global_batch", s.global_batch},
                          {"micro_batch", s.micro_batch}};
     setup_from_json(jreader(sj, "command line"));
     if (need_layout) {
@@ -135,7 +140,8 @@ plan_run make_run(const plan_args& a, bool need_layout) {
             if (l.vpp > 1 && !a.schedule) l.schedule = "interleaved";
         }
         if (a.schedule) l.schedule = *a.schedule;
-        for (int v : {l.tp, l.pp, l.vpp, l.ep, l.etp, l.cp}) TREX_CHECK(v >= 1, "parallel sizes must be >= 1 (got {})", v);
+        for (int v : {l.tp, l.pp, l.vpp, l.ep, l.etp, l.cp})
+            TREX_CHECK(v >= 1, "parallel sizes must be >= 1 (got {})", v);
         TREX_CHECK(l.schedule == "1f1b" || l.schedule == "interleaved" || l.schedule == "dualpipe" ||
                        l.schedule == "dualpipev",
                    "--schedule '{}' is not one of 1f1b, interleaved, dualpipe, dualpipev", l.schedule);
@@ -215,9 +221,10 @@ void run_calibrate(const plan_args& a) {
     nlohmann::ordered_json h;
     h["name"] = a.name;
     h["unit"] = "CPU rank";
-    h["source"] = fmt::format("trex plan calibrate: peak {:.1f} GFLOP/s fp32 FMA and oneDNN sgemm {:.1f} GFLOP/s from "
-                              "{}; {}",
-                              peak, sgemm, a.bench, bw_source);
+    h["source"] = fmt::format(
+        "trex plan calibrate: peak {:.1f} GFLOP/s fp32 FMA and oneDNN sgemm {:.1f} GFLOP/s from "
+        "{}; {}",
+        peak, sgemm, a.bench, bw_source);
     h["peak_tflops"] = {{"fp32", peak / 1e3}};
     h["mfu_peak"] = "fp32";
     h["hbm_gb"] = mem;

@@ -6,10 +6,12 @@
 #include <functional>
 #include <string>
 
+#include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/plan/cost.hpp"
 
 using namespace trex::plan;
+using trex::test::error_of;
 
 namespace {
 
@@ -62,15 +64,6 @@ plan_layout layout(int tp, int pp, int ep = 1, const std::string& schedule = "1f
     plan_layout l;
     l.tp = tp, l.pp = pp, l.ep = ep, l.schedule = schedule, l.vpp = vpp;
     return l;
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const trex::error& e) {
-        return e.what();
-    }
-    return "";
 }
 
 }  // namespace
@@ -259,9 +252,7 @@ TEST(PlanCost, ImpossibleLayoutsAreOneLineErrors) {
     const hardware_profile hw = load_hardware("ascend910c_die");
     const calibration cal = load_calibration();
     const plan_setup s = setup(4096, 1024);
-    auto err = [&](const plan_layout& l, int64_t n = 512) {
-        return error_of([&] { evaluate(m, hw, cal, n, s, l); });
-    };
+    auto err = [&](const plan_layout& l, int64_t n = 512) { return error_of([&] { evaluate(m, hw, cal, n, s, l); }); };
     EXPECT_NE(err(layout(3, 8, 64), 528).find("TP 3 does not divide the 128 attention heads"), std::string::npos);
     EXPECT_NE(err(layout(2, 8, 7)).find("EP 7 does not divide the 384 routed experts"), std::string::npos);
     EXPECT_NE(err(layout(2, 7, 64)).find("TP*CP*PP = 14 does not divide the device count"), std::string::npos);
@@ -274,8 +265,7 @@ TEST(PlanCost, ImpossibleLayoutsAreOneLineErrors) {
     fp8.precision = "fp8";
     EXPECT_NE(error_of([&] { evaluate(m, hw, cal, 512, fp8, layout(2, 8, 64)); }).find("has no fp8 peak"),
               std::string::npos);
-    for (const auto& e : {err(layout(3, 8, 64), 528), err(layout(2, 8, 7))})
-        EXPECT_EQ(e.find('\n'), std::string::npos);
+    for (const auto& e : {err(layout(3, 8, 64), 528), err(layout(2, 8, 7))}) EXPECT_EQ(e.find('\n'), std::string::npos);
 }
 
 TEST(PlanCost, MalformedFilesNameTheKey) {
@@ -291,7 +281,8 @@ TEST(PlanCost, MalformedFilesNameTheKey) {
                   .find("key 'hbm_gb': expected a number"),
               std::string::npos);
     EXPECT_NE(hw_err(R"({"name": "x", "peak_tflops": {"bf16": 1}, "mfu_peak": "fp8", "hbm_gb": 80, "hbm_bw_gbps": 1,
-                         "node_size": 8, )" + tiers + "}")
+                         "node_size": 8, )" +
+                     tiers + "}")
                   .find("key 'mfu_peak'"),
               std::string::npos);
     EXPECT_NE(hw_err(R"({"name": "x", "peak_tflops": {"bf16": 1}, "hbm_gb": 80, "hbm_bw_gbps": 1, "node_size": 8,
@@ -299,7 +290,8 @@ TEST(PlanCost, MalformedFilesNameTheKey) {
                   .find("key 'tiers[1].size': must grow"),
               std::string::npos);
     EXPECT_NE(hw_err(R"({"name": "x", "peak_tflops": {"bf16": 1}, "hbm_gb": 80, "hbm_bw_gbps": 1, "node_size": 8,
-                         "nvlink": 1, )" + tiers + "}")
+                         "nvlink": 1, )" +
+                     tiers + "}")
                   .find("key 'nvlink': unknown key"),
               std::string::npos);
     // run files: the layout and setup keys

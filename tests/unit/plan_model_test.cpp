@@ -12,6 +12,7 @@
 #include "trex/plan/model.hpp"
 
 using namespace trex::plan;
+using trex::test::error_of;
 using trex::test::source_path;
 
 namespace {
@@ -32,15 +33,6 @@ json moe_json() {
         "moe": {"first_k_dense": 1, "n_routed_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32,
                 "n_shared_experts": 1},
         "mtp_layers": 1})");
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const trex::error& e) {
-        return e.what();
-    }
-    return "";
 }
 
 }  // namespace
@@ -96,8 +88,7 @@ TEST(PlanModel, MoeMlaParamsAndConventions) {
     const double dense_layer = attn_tp + 3 * h * F + rep_mla;
     const double moe_layer = attn_tp + 3 * h * Fm + rep_mla + E * h;
     const double mtp_extra = 2 * h * h + 2 * h;
-    EXPECT_DOUBLE_EQ(m.total_params,
-                     dense_layer + 3 * moe_layer + mtp_extra + 3 * E * 3 * h * Fm + 2 * 500 * h + h);
+    EXPECT_DOUBLE_EQ(m.total_params, dense_layer + 3 * moe_layer + mtp_extra + 3 * E * 3 * h * Fm + 2 * 500 * h + h);
     EXPECT_DOUBLE_EQ(m.active_params, dense_layer + 2 * moe_layer + 2 * K * 3 * h * Fm + 500 * h + h);
 
     // Megatron counts MTP and a second head use, and leaves the router out; DeepSeek's the reverse
@@ -118,8 +109,8 @@ TEST(PlanModel, V4FlopsAgreeWithInfoAndFacts) {
         int64_t S;
         double facts_gf;  // planner_facts.md §4.2, sparse, main model (no MTP)
     };
-    const row rows[] = {{"v4-pro", 4096, 312},      {"v4-pro", 65536, 341},     {"v4-pro", 1048576, 616},
-                        {"v4-flash", 4096, 85.6},   {"v4-flash", 65536, 96},    {"v4-flash", 1048576, 253}};
+    const row rows[] = {{"v4-pro", 4096, 312},    {"v4-pro", 65536, 341},  {"v4-pro", 1048576, 616},
+                        {"v4-flash", 4096, 85.6}, {"v4-flash", 65536, 96}, {"v4-flash", 1048576, 253}};
     for (const auto& r : rows) {
         SCOPED_TRACE(std::string(r.model) + " S=" + std::to_string(r.S));
         const plan_model m = load_plan_model(r.model, r.S);
@@ -170,8 +161,9 @@ TEST(PlanModel, MalformedModelFilesNameTheKey) {
               std::string::npos);
     j = gqa_json();
     j.erase("num_layers");
-    EXPECT_NE(error_of([&] { plan_model_from_json(j, "m.json", 64, true); })
-                  .find("m.json: key 'num_layers': missing required key"),
+    EXPECT_NE(error_of([&] {
+                  plan_model_from_json(j, "m.json", 64, true);
+              }).find("m.json: key 'num_layers': missing required key"),
               std::string::npos);
     j = gqa_json();
     j["ffn"]["activation"] = "relu";

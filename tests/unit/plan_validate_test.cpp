@@ -111,8 +111,9 @@ TEST(PlanSearch, V4ProOn1024DiesRanksFittingLayouts) {
 
 TEST(PlanCli, BreakdownSearchValidateJson) {
     const std::string t = trex_binary();
-    auto r = run_command(t + " plan --model v4-pro --hardware ascend910c_die --devices 512 --tp 2 --pp 8 --ep 64 "
-                             "--gbs 1024 --recompute full --swap --json");
+    auto r = run_command(t +
+                         " plan --model v4-pro --hardware ascend910c_die --devices 512 --tp 2 --pp 8 --ep 64 "
+                         "--gbs 1024 --recompute full --swap --json");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     auto j = nlohmann::json::parse(r.out);
     EXPECT_TRUE(j["memory"]["fits"].get<bool>());
@@ -120,14 +121,16 @@ TEST(PlanCli, BreakdownSearchValidateJson) {
     EXPECT_GT(j["throughput"]["mfu"].get<double>(), 0);
     EXPECT_NE(j["flops_per_token"]["formula"].get<std::string>().find("megatron convention"), std::string::npos);
 
-    r = run_command(t + " plan --model v4-pro --hardware ascend910c_die --devices 512 --tp 2 --pp 8 --ep 64 "
-                        "--gbs 1024 --recompute full");
+    r = run_command(t +
+                    " plan --model v4-pro --hardware ascend910c_die --devices 512 --tp 2 --pp 8 --ep 64 "
+                    "--gbs 1024 --recompute full");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos);
     EXPECT_NE(r.out.find("FLOPs/token"), std::string::npos);
 
-    r = run_command(t + " plan search --model v4-flash --hardware ascend910c_die --devices 128 --gbs 1024 --top 3 "
-                        "--json");
+    r = run_command(t +
+                    " plan search --model v4-flash --hardware ascend910c_die --devices 128 --gbs 1024 --top 3 "
+                    "--json");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["best"].size(), 3u);

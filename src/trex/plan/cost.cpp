@@ -46,9 +46,10 @@ recompute_policy parse_recompute(const std::vector<std::string>& mods) {
         } else if (x == "mhc") {
             p.drop[(int)act_group::mhc] = true;
         } else {
-            throw_error(fmt::format("unknown recompute module '{}' (none, selective, full, core_attn, mla_up_proj, "
-                                    "layernorm, mlp, moe_act, moe, mhc)",
-                                    x));
+            throw_error(
+                fmt::format("unknown recompute module '{}' (none, selective, full, core_attn, mla_up_proj, "
+                            "layernorm, mlp, moe_act, moe, mhc)",
+                            x));
         }
     }
     return p;
@@ -129,9 +130,17 @@ calibration load_calibration(const std::string& name_or_path) {
 }
 
 plan_setup setup_from_json(const jreader& r) {
-    r.check_keys({"seq_len", "global_batch", "micro_batch", "precision", "optimizer", "zero1", "shard_grads", "optimizer_swap",
-                  "moment_dtype", "grad_dtype", "recompute", "sequence_parallel", "flash_attention", "activation_cache", "ep_dispatcher",
-                  "node_limited_routing", "dispatch_dtype", "ep_overlap", "tp_overlap", "flops_convention", "causal"});
+    r.check_keys({"seq_len",         "global_batch",
+                  "micro_batch",     "precision",
+                  "optimizer",       "zero1",
+                  "shard_grads",     "optimizer_swap",
+                  "moment_dtype",    "grad_dtype",
+                  "recompute",       "sequence_parallel",
+                  "flash_attention", "activation_cache",
+                  "ep_dispatcher",   "node_limited_routing",
+                  "dispatch_dtype",  "ep_overlap",
+                  "tp_overlap",      "flops_convention",
+                  "causal"});
     plan_setup s;
     s.seq_len = r.integer("seq_len", s.seq_len, 1, (int64_t)1 << 30);
     s.global_batch = r.integer("global_batch", s.global_batch, 1, (int64_t)1 << 40);
@@ -167,8 +176,10 @@ plan_layout layout_from_json(const jreader& r) {
     l.ep = (int)r.integer("ep", 1, 1, 1 << 20);
     l.etp = (int)r.integer("etp", 1, 1, 1 << 16);
     l.cp = (int)r.integer("cp", 1, 1, 1 << 16);
-    l.schedule = r.choice("schedule", l.vpp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "dualpipe", "dualpipev"});
-    if (l.vpp > 1 && l.schedule != "interleaved") r.fail("vpp", fmt::format("vpp {} needs schedule 'interleaved'", l.vpp));
+    l.schedule =
+        r.choice("schedule", l.vpp > 1 ? "interleaved" : "1f1b", {"1f1b", "interleaved", "dualpipe", "dualpipev"});
+    if (l.vpp > 1 && l.schedule != "interleaved")
+        r.fail("vpp", fmt::format("vpp {} needs schedule 'interleaved'", l.vpp));
     if (r.has("layers_per_chunk")) {
         const json& a = r.raw()["layers_per_chunk"];
         if (!a.is_array()) r.fail("layers_per_chunk", "expected an array of integers");
@@ -212,8 +223,7 @@ void check_layout(const plan_model& m, const hardware_profile& hw, int64_t N, co
     const int64_t dp = N / tpcppp;
     const int64_t per_stage = N / l.pp;
     if (m.n_experts > 0) {
-        TREX_CHECK(m.n_experts % l.ep == 0, "{}: EP {} does not divide the {} routed experts", at, l.ep,
-                   m.n_experts);
+        TREX_CHECK(m.n_experts % l.ep == 0, "{}: EP {} does not divide the {} routed experts", at, l.ep, m.n_experts);
         TREX_CHECK(per_stage % ((int64_t)l.ep * l.etp) == 0,
                    "{}: EP*ETP = {} does not divide the {} devices of a pipeline stage", at, l.ep * l.etp, per_stage);
     } else {
@@ -235,12 +245,14 @@ void check_layout(const plan_model& m, const hardware_profile& hw, int64_t N, co
     if (l.schedule == "dualpipe" || l.schedule == "dualpipev") {
         TREX_CHECK(l.pp >= 2, "{}: {} needs pp >= 2", at, l.schedule);
         if (l.schedule == "dualpipe") TREX_CHECK(l.pp % 2 == 0, "{}: DualPipe needs an even pp", at);
-        TREX_CHECK(mb >= 2 * l.pp, "{}: {} needs at least 2*PP = {} micro-batches (has {})", at, l.schedule,
-                   2 * l.pp, mb);
+        TREX_CHECK(mb >= 2 * l.pp, "{}: {} needs at least 2*PP = {} micro-batches (has {})", at, l.schedule, 2 * l.pp,
+                   mb);
     }
     if (!l.layers_per_chunk.empty()) {
-        TREX_CHECK((int)l.layers_per_chunk.size() == chunks, "{}: layers_per_chunk has {} entries, the schedule has "
-                   "{} chunks", at, l.layers_per_chunk.size(), chunks);
+        TREX_CHECK((int)l.layers_per_chunk.size() == chunks,
+                   "{}: layers_per_chunk has {} entries, the schedule has "
+                   "{} chunks",
+                   at, l.layers_per_chunk.size(), chunks);
         int sum = 0;
         for (int x : l.layers_per_chunk) sum += x;
         TREX_CHECK(sum == m.n_main_layers, "{}: layers_per_chunk sums to {}, the model has {} layers", at, sum,
@@ -277,14 +289,13 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     const std::string p16 = hw.tflops_bf16 > 0 ? "bf16" : (hw.tflops_fp16 > 0 ? "fp16" : s.precision);
     const double e16 = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.gemm_efficiency;
     const double bf16_rate = hw.peak_tflops(p16) * 1e12 * e16;
-    const double attn_rate = hw.peak_tflops(p16) * 1e12 * (hw.gemm_efficiency > 0 ? hw.gemm_efficiency
-                                                                                   : cal.attention_efficiency);
+    const double attn_rate =
+        hw.peak_tflops(p16) * 1e12 * (hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.attention_efficiency);
     const double e_mem = hw.memory_efficiency > 0 ? hw.memory_efficiency : cal.memory_efficiency;
     const double mem_rate = hw.hbm_bw_GBps * GB * e_mem;
     auto size_eff = [&](double rows) { return rows / (rows + cal.gemm_half_size); };
     const double rows_dense = T;
-    const double rows_expert =
-        m.n_experts > 0 ? T * m.topk * l.ep * l.etp / (tp * m.n_experts) : 1.0;
+    const double rows_expert = m.n_experts > 0 ? T * m.topk * l.ep * l.etp / (tp * m.n_experts) : 1.0;
     const double eff_rows_dense = size_eff(rows_dense), eff_rows_expert = size_eff(rows_expert);
 
     // communication tiers
@@ -328,8 +339,8 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
 
     // layers per chunk
     const int C = n_chunks(l);
-    const std::vector<int> per_chunk = l.layers_per_chunk.empty() ? split_layers(m.n_main_layers, C)
-                                                                  : l.layers_per_chunk;
+    const std::vector<int> per_chunk =
+        l.layers_per_chunk.empty() ? split_layers(m.n_main_layers, C) : l.layers_per_chunk;
     std::vector<int> chunk_first(C + 1, 0);
     for (int c = 0; c < C; c++) chunk_first[c + 1] = chunk_first[c] + per_chunk[c];
 
@@ -338,7 +349,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         double params_dense = 0, params_expert = 0;  // elements on the device
         double act_kept = 0, act_full = 0;           // bytes per micro-batch (kept under the policy / no recompute)
         double t_gemm = 0, t_att = 0, t_mem = 0, t_tp = 0, t_ep = 0, t_cp = 0, hw_flops = 0;
-        double ns_flops = 0;                         // Muon Newton–Schulz FLOPs (whole matrices on the device)
+        double ns_flops = 0;  // Muon Newton–Schulz FLOPs (whole matrices on the device)
     };
     auto eval_layer = [&](const plan_layer& L) {
         layer_eval e;
@@ -352,7 +363,10 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
                                   ? 0.5
                                   : 1.0);
             full += b;
-            if (rc.drop[(int)a.group]) recomputed += b; else kept += b;
+            if (rc.drop[(int)a.group])
+                recomputed += b;
+            else
+                kept += b;
         }
         if (rc.full) {
             recomputed = full;
@@ -469,7 +483,8 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         st.grads_GB = p_all * grad_b / GB;
         if (s.shard_grads)
             st.grads_GB = ((p_dense + p_embed) * grad_b / std::max(1.0, (double)r.dp * l.cp) +
-                           p_exp * grad_b / std::max(1, r.edp)) / GB;
+                           p_exp * grad_b / std::max(1, r.edp)) /
+                          GB;
         const double dense_shard = s.zero1 ? (double)r.dp * l.cp : 1.0;
         const double exp_shard = s.zero1 ? (double)r.edp : 1.0;
         const double mats_moments = s.optimizer == "muon" ? 1 : 2;
@@ -490,7 +505,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         }
         st.in_flight = in_flight;
         double act_bytes = act * in_flight;  // DualPipe(V): (pp+1) or (2pp+1) chunk units = in_flight device units
-        if (rc.full) act_bytes += max_full_layer_act;       // the layer being recomputed
+        if (rc.full) act_bytes += max_full_layer_act;  // the layer being recomputed
         if (st.head) act_bytes += logits_bytes;
         st.activations_GB = act_bytes / GB;
         st.buffers_GB = (l.ep > 1 || l.tp > 1 || r.dp > 1) ? cal.comm_buffer_GB : 0;
@@ -547,7 +562,8 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     r.tflops_per_device = r.flops.total * r.tokens_per_s_per_device / 1e12;
     r.mfu = r.tflops_per_device / hw.mfu_peak_tflops();
     r.hardware_flops_per_token = hw_flops_sum * l.tp / T;  // per token, all stages (incl. recompute)
-    if (!r.fits) r.notes.push_back(fmt::format("does not fit: peak {:.1f} GB > usable {:.1f} GB", r.peak_GB, r.usable_GB));
+    if (!r.fits)
+        r.notes.push_back(fmt::format("does not fit: peak {:.1f} GB > usable {:.1f} GB", r.peak_GB, r.usable_GB));
     return r;
 }
 

@@ -34,15 +34,15 @@ calibration load_calibration(const std::string& name_or_path = "configs/plan/cal
 
 struct plan_setup {
     int64_t seq_len = 4096;
-    int64_t global_batch = 1024;  // sequences per step
-    int micro_batch = 1;          // sequences per micro-batch
-    std::string precision = "bf16";  // GEMM precision: bf16, fp16, fp8 (attention core stays 16-bit)
-    std::string optimizer = "adamw";  // adamw or muon (Muon: matrices, one momentum; AdamW for the rest)
-    bool zero1 = true;                // distributed optimizer: state sharded over DP (dense) and EDP (experts)
-    bool shard_grads = false;         // ZeRO-2 / FSDP: main gradients sharded the same way
-    bool optimizer_swap = false;      // optimizer state and master weights on the host, swapped in for the step
-    std::string moment_dtype = "fp32";  // Adam moments / Muon momentum: fp32 or bf16
-    std::string grad_dtype = "fp32";    // main gradients: fp32 (Megatron) or bf16
+    int64_t global_batch = 1024;         // sequences per step
+    int micro_batch = 1;                 // sequences per micro-batch
+    std::string precision = "bf16";      // GEMM precision: bf16, fp16, fp8 (attention core stays 16-bit)
+    std::string optimizer = "adamw";     // adamw or muon (Muon: matrices, one momentum; AdamW for the rest)
+    bool zero1 = true;                   // distributed optimizer: state sharded over DP (dense) and EDP (experts)
+    bool shard_grads = false;            // ZeRO-2 / FSDP: main gradients sharded the same way
+    bool optimizer_swap = false;         // optimizer state and master weights on the host, swapped in for the step
+    std::string moment_dtype = "fp32";   // Adam moments / Muon momentum: fp32 or bf16
+    std::string grad_dtype = "fp32";     // main gradients: fp32 (Megatron) or bf16
     std::vector<std::string> recompute;  // "none", "selective", "full", or modules (see act_group)
     bool sequence_parallel = true;       // with TP
     bool flash_attention = true;
@@ -80,13 +80,13 @@ plan_run run_from_json(const json& j, const std::string& source);
 plan_run load_run(const std::string& path);
 
 struct stage_cost {
-    int device = 0;                     // pipeline rank
-    std::vector<int> chunks;            // model chunks it holds
-    int layers = 0;                     // transformer layers on it (incl. MTP)
+    int device = 0;           // pipeline rank
+    std::vector<int> chunks;  // model chunks it holds
+    int layers = 0;           // transformer layers on it (incl. MTP)
     bool embedding = false, head = false;
-    double params = 0;                  // parameters held (elements)
+    double params = 0;  // parameters held (elements)
     double weights_GB = 0, grads_GB = 0, optimizer_GB = 0, activations_GB = 0, buffers_GB = 0, total_GB = 0;
-    double in_flight = 0;               // micro-batches of activations held (in units of the device's layers)
+    double in_flight = 0;  // micro-batches of activations held (in units of the device's layers)
     // seconds per micro-batch (forward + backward + recompute)
     double t_gemm = 0, t_attention = 0, t_memory = 0, t_tp = 0, t_ep = 0, t_pp = 0, t_cp = 0, t_mb = 0;
 };
@@ -101,7 +101,7 @@ struct plan_result {
     double t_pipeline = 0, t_bubble = 0, t_dp = 0, t_dp_exposed = 0, t_optimizer = 0, t_swap = 0, t_step = 0;
     double t_mb_max = 0;
     double tokens_per_s_per_device = 0, tokens_per_s = 0;
-    model_flops flops;                 // per token, under setup.convention
+    model_flops flops;  // per token, under setup.convention
     double tflops_per_device = 0, mfu = 0;
     double hardware_flops_per_token = 0;  // incl. recompute (HFU basis)
     std::vector<std::string> notes;

@@ -90,8 +90,8 @@ hardware_profile hardware_from_json(const json& j, const std::string& source) {
         h.tiers.push_back(lt);
     }
     if (h.tiers.front().size != 0 && h.node_size % h.tiers.front().size != 0 && h.tiers.front().size % h.node_size != 0)
-        r.fail("node_size", fmt::format("{} and the first tier's size {} do not nest", h.node_size,
-                                        h.tiers.front().size));
+        r.fail("node_size",
+               fmt::format("{} and the first tier's size {} do not nest", h.node_size, h.tiers.front().size));
     const jreader e = r.object("efficiency", true);
     e.check_keys({"gemm", "memory", "fp8_gemm_scale"});
     h.gemm_efficiency = e.num("gemm", 0, 0, 1);

@@ -7,28 +7,9 @@
 #include <sstream>
 
 #include "trex/base/error.hpp"
+#include "trex/base/json_text.hpp"
 
 namespace trex::plan {
-
-namespace {
-
-std::string show(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return s;
-}
-
-const char* type_name(const json& v) {
-    if (v.is_null()) return "null";
-    if (v.is_boolean()) return "a boolean";
-    if (v.is_number_integer()) return "an integer";
-    if (v.is_number_float()) return "a float";
-    if (v.is_string()) return "a string";
-    if (v.is_array()) return "an array";
-    return "an object";
-}
-
-}  // namespace
 
 json read_json_file(const std::string& path) {
     std::ifstream f(path);
@@ -48,9 +29,10 @@ json read_json_file(const std::string& path) {
 jreader::jreader(const json& j, std::string source, std::string prefix)
     : j_(j), source_(std::move(source)), prefix_(std::move(prefix)) {
     if (!j_.is_object()) {
-        if (prefix_.empty()) throw_error(fmt::format("{}: expected a JSON object, got {}", source_, type_name(j_)));
+        if (prefix_.empty())
+            throw_error(fmt::format("{}: expected a JSON object, got {}", source_, json_type_name(j_)));
         throw_error(fmt::format("{}: key '{}': expected an object, got {} {}", source_,
-                                prefix_.substr(0, prefix_.size() - 1), type_name(j_), show(j_)));
+                                prefix_.substr(0, prefix_.size() - 1), json_type_name(j_), json_show(j_)));
     }
 }
 
@@ -71,7 +53,7 @@ bool jreader::has(const std::string& key) const {
 double jreader::num(const std::string& key, double def, double lo, double hi) const {
     const json* v = find(key);
     if (!v) return def;
-    if (!v->is_number()) fail(key, fmt::format("expected a number, got {} {}", type_name(*v), show(*v)));
+    if (!v->is_number()) fail(key, fmt::format("expected a number, got {} {}", json_type_name(*v), json_show(*v)));
     const double x = v->get<double>();
     if (!std::isfinite(x)) fail(key, "must be finite");
     if (x < lo || x > hi) fail(key, fmt::format("must be in [{}, {}] (got {})", lo, hi, x));
@@ -86,7 +68,8 @@ double jreader::num_req(const std::string& key, double lo, double hi) const {
 int64_t jreader::integer(const std::string& key, int64_t def, int64_t lo, int64_t hi) const {
     const json* v = find(key);
     if (!v) return def;
-    if (!v->is_number_integer()) fail(key, fmt::format("expected an integer, got {} {}", type_name(*v), show(*v)));
+    if (!v->is_number_integer())
+        fail(key, fmt::format("expected an integer, got {} {}", json_type_name(*v), json_show(*v)));
     if (v->is_number_unsigned() && v->get<uint64_t>() > (uint64_t)INT64_MAX) fail(key, "out of range");
     const int64_t x = v->get<int64_t>();
     if (x < lo || x > hi) fail(key, fmt::format("must be in [{}, {}] (got {})", lo, hi, x));
@@ -101,14 +84,14 @@ int64_t jreader::integer_req(const std::string& key, int64_t lo, int64_t hi) con
 bool jreader::boolean(const std::string& key, bool def) const {
     const json* v = find(key);
     if (!v) return def;
-    if (!v->is_boolean()) fail(key, fmt::format("expected a boolean, got {} {}", type_name(*v), show(*v)));
+    if (!v->is_boolean()) fail(key, fmt::format("expected a boolean, got {} {}", json_type_name(*v), json_show(*v)));
     return v->get<bool>();
 }
 
 std::string jreader::str(const std::string& key, const std::string& def) const {
     const json* v = find(key);
     if (!v) return def;
-    if (!v->is_string()) fail(key, fmt::format("expected a string, got {} {}", type_name(*v), show(*v)));
+    if (!v->is_string()) fail(key, fmt::format("expected a string, got {} {}", json_type_name(*v), json_show(*v)));
     return v->get<std::string>();
 }
 
@@ -131,10 +114,11 @@ std::vector<std::string> jreader::str_list(const std::string& key) const {
     const json* v = find(key);
     if (!v) return {};
     if (v->is_string()) return {v->get<std::string>()};
-    if (!v->is_array()) fail(key, fmt::format("expected a string or an array of strings, got {}", type_name(*v)));
+    if (!v->is_array()) fail(key, fmt::format("expected a string or an array of strings, got {}", json_type_name(*v)));
     std::vector<std::string> out;
     for (size_t i = 0; i < v->size(); i++) {
-        if (!(*v)[i].is_string()) fail(key, fmt::format("entry {} must be a string, got {}", i, type_name((*v)[i])));
+        if (!(*v)[i].is_string())
+            fail(key, fmt::format("entry {} must be a string, got {}", i, json_type_name((*v)[i])));
         out.push_back((*v)[i].get<std::string>());
     }
     return out;
@@ -153,11 +137,11 @@ jreader jreader::object(const std::string& key, bool optional) const {
 std::vector<jreader> jreader::object_list(const std::string& key) const {
     const json* v = find(key);
     if (!v) fail(key, "missing required key");
-    if (!v->is_array()) fail(key, fmt::format("expected an array, got {} {}", type_name(*v), show(*v)));
+    if (!v->is_array()) fail(key, fmt::format("expected an array, got {} {}", json_type_name(*v), json_show(*v)));
     std::vector<jreader> out;
     for (size_t i = 0; i < v->size(); i++) {
         if (!(*v)[i].is_object())
-            fail(key, fmt::format("entry {} must be an object, got {}", i, type_name((*v)[i])));
+            fail(key, fmt::format("entry {} must be an object, got {}", i, json_type_name((*v)[i])));
         out.emplace_back((*v)[i], source_, fmt::format("{}{}[{}].", prefix_, key, i));
     }
     return out;

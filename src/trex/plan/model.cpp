@@ -101,23 +101,24 @@ plan_model build_v4(const model_config& cfg, const std::string& name, const std:
         L.muon_min_dim = std::min(d, dc);
         L.expert_min_dim = I;
         // attention sublayer
-        add(L, 2 * hc * 2, false, act_group::mhc);  // mHC branch inputs of both sublayers (4d each)
-        add(L, 2 * d, false, act_group::base);      // attn_norm input
-        add(L, 2 * d, false, act_group::norm, true);      // attn_norm output = wq_a / wkv input
-        add(L, 2 * dc, false, act_group::base);     // wq_a output
-        add(L, 2 * dc, false, act_group::norm, true);     // q_norm output = wq_b input
-        add(L, 2 * c * 2, false, act_group::base);  // kv and kv_norm output
-        add(L, 2 * Hc, true, act_group::up_proj);   // wq_b output (the wide projection)
+        add(L, 2 * hc * 2, false, act_group::mhc);         // mHC branch inputs of both sublayers (4d each)
+        add(L, 2 * d, false, act_group::base);             // attn_norm input
+        add(L, 2 * d, false, act_group::norm, true);       // attn_norm output = wq_a / wkv input
+        add(L, 2 * dc, false, act_group::base);            // wq_a output
+        add(L, 2 * dc, false, act_group::norm, true);      // q_norm output = wq_b input
+        add(L, 2 * c * 2, false, act_group::base);         // kv and kv_norm output
+        add(L, 2 * Hc, true, act_group::up_proj);          // wq_b output (the wide projection)
         add(L, 2 * 2 * Hc, true, act_group::attn_scores);  // sparse-attention query/key gathers
         add(L, 2 * Hc, true, act_group::base, true);       // attention output = wo_a input
         add(L, 2 * gdg, true, act_group::base, true);      // wo_a output = wo_b input
-        if (ratio == 4) add(L, 2.0 * cfg.index_n_heads * cfg.index_head_dim + 4.0 * cfg.index_n_heads, true,
-                            act_group::base);  // indexer queries and weights
+        if (ratio == 4)
+            add(L, 2.0 * cfg.index_n_heads * cfg.index_head_dim + 4.0 * cfg.index_n_heads, true,
+                act_group::base);  // indexer queries and weights
         // FFN sublayer
-        add(L, 2 * d, false, act_group::base);                     // ffn_norm input
-        add(L, 2 * d, false, act_group::norm, true);                     // ffn_norm output = gate / expert input
+        add(L, 2 * d, false, act_group::base);                       // ffn_norm input
+        add(L, 2 * d, false, act_group::norm, true);                 // ffn_norm output = gate / expert input
         add(L, 4.0 * cfg.n_routed_experts, false, act_group::base);  // router scores (fp32)
-        add(L, 2 * K * d, true, act_group::base, true);            // dispatched token copies
+        add(L, 2 * K * d, true, act_group::base, true);              // dispatched token copies
         add(L, 2 * K * 2 * I, true, act_group::moe_fc1);
         add(L, 2 * K * I, true, act_group::moe_act, true);
         add(L, 2 * ns * 2 * I, true, act_group::mlp_fc1);
@@ -132,8 +133,8 @@ struct generic_spec {
     int h = 0, V = 0, L = 0, mtp = 0;
     bool tied = false, layernorm = false, dropout = false;
     std::string attn = "gqa";
-    int H = 0, G = 0, dh = 0;                       // gqa
-    int ql = 0, kvl = 0, dn = 0, dr = 0, dv = 0;    // mla
+    int H = 0, G = 0, dh = 0;                     // gqa
+    int ql = 0, kvl = 0, dn = 0, dr = 0, dv = 0;  // mla
     bool gated = true;
     int F = 0;
     bool has_moe = false;
@@ -160,8 +161,8 @@ generic_spec parse_generic(const jreader& r) {
         g.dh = (int)a.integer("head_dim", g.h / g.H, 1, 1 << 16);
         if (g.H % g.G != 0) a.fail("kv_heads", fmt::format("{} does not divide heads ({})", g.G, g.H));
     } else {
-        a.check_keys({"type", "heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-                      "v_head_dim"});
+        a.check_keys(
+            {"type", "heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
         g.ql = (int)a.integer("q_lora_rank", 0, 0, 1 << 20);
         g.kvl = (int)a.integer_req("kv_lora_rank", 1, 1 << 20);
         g.dn = (int)a.integer_req("qk_nope_head_dim", 1, 1 << 16);
@@ -175,8 +176,8 @@ generic_spec parse_generic(const jreader& r) {
     g.F = (int)f.integer("intermediate_size", 0, 0, 1 << 24);
     if (r.has("moe")) {
         const jreader e = r.object("moe");
-        e.check_keys({"first_k_dense", "layer_freq", "n_routed_experts", "num_experts_per_tok",
-                      "moe_intermediate_size", "n_shared_experts", "shared_intermediate_size"});
+        e.check_keys({"first_k_dense", "layer_freq", "n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                      "n_shared_experts", "shared_intermediate_size"});
         g.has_moe = true;
         g.first_dense = (int)e.integer("first_k_dense", 0, 0, g.L);
         g.freq = (int)e.integer("layer_freq", 1, 1, g.L);
@@ -236,7 +237,7 @@ plan_layer generic_layer(const generic_spec& g, bool moe, bool mtp, int64_t S, b
         add(L, 2 * H * g.dv, true, act_group::base, true);          // core output
         L.cp_kv_bytes = 2 * H * (qk + g.dv);
     }
-    if (g.dropout) add(L, h, false, act_group::base);  // attention dropout mask (1 byte)
+    if (g.dropout) add(L, h, false, act_group::base);                         // attention dropout mask (1 byte)
     if (!flash) add(L, 5.0 * g.H * (double)S, true, act_group::attn_scores);  // Korthikanti's 5·a·s per token
     L.p_rep += norm;
     L.f_core = core_per_key * (double)S / 2;  // causal: the mean query sees S/2 keys (Megatron's r = 1/2)
@@ -277,15 +278,14 @@ plan_layer generic_layer(const generic_spec& g, bool moe, bool mtp, int64_t S, b
         add(L, 2 * 2 * h, false, act_group::base);
     }
     L.f_gemm = 6.0 * (L.p_tp + L.p_rep - (g.layernorm ? 4 * h : 2 * h) - (mtp ? 2 * h : 0));  // matrices only
-    if (g.attn == "mla") L.f_gemm -= 6.0 * ((g.ql > 0 ? g.ql : 0) + g.kvl);                  // MLA norms
+    if (g.attn == "mla") L.f_gemm -= 6.0 * ((g.ql > 0 ? g.ql : 0) + g.kvl);                   // MLA norms
     L.residual_bytes = 2 * h;
     L.muon_min_dim = h;
     L.expert_min_dim = std::min(h, (double)g.Fm);
     return L;
 }
 
-plan_model build_generic(const jreader& r, const std::string& name, const std::string& path, int64_t S,
-                         bool flash) {
+plan_model build_generic(const jreader& r, const std::string& name, const std::string& path, int64_t S, bool flash) {
     const generic_spec g = parse_generic(r);
     plan_model m;
     m.name = name;

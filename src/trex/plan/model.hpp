@@ -32,7 +32,7 @@ struct act_item {
     double bytes = 0;         // per token (the layer's tokens before TP/SP sharding)
     bool tp_sharded = false;  // divided by TP even without sequence parallelism
     act_group group = act_group::base;
-    bool fp8_cache = false;   // a GEMM input: cached in FP8 (1 byte/element) when the GEMMs run in FP8
+    bool fp8_cache = false;  // a GEMM input: cached in FP8 (1 byte/element) when the GEMMs run in FP8
 };
 
 struct plan_layer {
@@ -44,11 +44,11 @@ struct plan_layer {
     double p_expert = 0;  // one routed expert
     int n_experts = 0, topk = 0;
     // training FLOPs per token (forward + backward), as the time model counts the work
-    double f_gemm = 0;     // matrices other than routed experts
-    double f_router = 0;   //   of which the router (Megatron's formula omits it)
-    double f_expert = 0;   // routed experts, top-k of E
-    double f_core = 0;     // attention core, causal work (what the kernels do)
-    double f_core_nc = 0;  // attention core, non-causal convention (full key sets)
+    double f_gemm = 0;        // matrices other than routed experts
+    double f_router = 0;      //   of which the router (Megatron's formula omits it)
+    double f_expert = 0;      // routed experts, top-k of E
+    double f_core = 0;        // attention core, causal work (what the kernels do)
+    double f_core_nc = 0;     // attention core, non-causal convention (full key sets)
     double f_indexer = 0;     // V4 lightning indexer (projections + scoring), causal
     double f_indexer_nc = 0;  // same, non-causal convention
     // forward FLOPs per token re-run by a recompute group

@@ -54,39 +54,73 @@ ojson result_json(const plan_context& c, const plan_result& r) {
                   {"file", c.model.path},
                   {"total_params", c.model.total_params},
                   {"active_params", c.model.active_params}};
-    j["hardware"] = {{"name", c.hw.name}, {"file", c.hw.path}, {"mfu_peak", c.hw.mfu_peak},
-                     {"mfu_peak_tflops", c.hw.mfu_peak_tflops()}, {"hbm_gb", c.hw.hbm_GB}};
+    j["hardware"] = {{"name", c.hw.name},
+                     {"file", c.hw.path},
+                     {"mfu_peak", c.hw.mfu_peak},
+                     {"mfu_peak_tflops", c.hw.mfu_peak_tflops()},
+                     {"hbm_gb", c.hw.hbm_GB}};
     j["devices"] = c.devices;
     const auto& l = c.layout;
-    j["layout"] = {{"tp", l.tp},   {"pp", l.pp}, {"vpp", l.vpp},       {"ep", l.ep},           {"etp", l.etp},
-                   {"cp", l.cp},   {"dp", r.dp}, {"edp", r.edp},       {"schedule", l.schedule}, {"str", l.str()}};
+    j["layout"] = {
+        {"tp", l.tp}, {"pp", l.pp},   {"vpp", l.vpp},           {"ep", l.ep},    {"etp", l.etp}, {"cp", l.cp},
+        {"dp", r.dp}, {"edp", r.edp}, {"schedule", l.schedule}, {"str", l.str()}};
     const auto& s = c.setup;
-    j["setup"] = {{"seq_len", s.seq_len},         {"global_batch", s.global_batch}, {"micro_batch", s.micro_batch},
-                  {"micro_batches", r.micro_batches}, {"precision", s.precision},    {"optimizer", s.optimizer},
-                  {"zero1", s.zero1},             {"optimizer_swap", s.optimizer_swap},
-                  {"recompute", s.recompute},     {"str", setup_str(s)}};
-    j["flops_per_token"] = {{"convention", s.convention.name}, {"causal", s.convention.causal},
-                            {"total", r.flops.total},          {"gemm", r.flops.gemm},
-                            {"attention", r.flops.attention},  {"indexer", r.flops.indexer},
-                            {"mtp", r.flops.mtp},              {"head", r.flops.head},
-                            {"hardware_incl_recompute", r.hardware_flops_per_token}, {"formula", r.flops.formula}};
+    j["setup"] = {{"seq_len", s.seq_len},
+                  {"global_batch", s.global_batch},
+                  {"micro_batch", s.micro_batch},
+                  {"micro_batches", r.micro_batches},
+                  {"precision", s.precision},
+                  {"optimizer", s.optimizer},
+                  {"zero1", s.zero1},
+                  {"optimizer_swap", s.optimizer_swap},
+                  {"recompute", s.recompute},
+                  {"str", setup_str(s)}};
+    j["flops_per_token"] = {{"convention", s.convention.name},
+                            {"causal", s.convention.causal},
+                            {"total", r.flops.total},
+                            {"gemm", r.flops.gemm},
+                            {"attention", r.flops.attention},
+                            {"indexer", r.flops.indexer},
+                            {"mtp", r.flops.mtp},
+                            {"head", r.flops.head},
+                            {"hardware_incl_recompute", r.hardware_flops_per_token},
+                            {"formula", r.flops.formula}};
     ojson st = ojson::array();
     for (const auto& x : r.stages) {
-        st.push_back({{"device", x.device},         {"chunks", x.chunks},           {"layers", x.layers},
-                      {"embedding", x.embedding},   {"head", x.head},               {"params", x.params},
-                      {"weights_gb", x.weights_GB}, {"grads_gb", x.grads_GB},       {"optimizer_gb", x.optimizer_GB},
-                      {"activations_gb", x.activations_GB}, {"buffers_gb", x.buffers_GB}, {"total_gb", x.total_GB},
+        st.push_back({{"device", x.device},
+                      {"chunks", x.chunks},
+                      {"layers", x.layers},
+                      {"embedding", x.embedding},
+                      {"head", x.head},
+                      {"params", x.params},
+                      {"weights_gb", x.weights_GB},
+                      {"grads_gb", x.grads_GB},
+                      {"optimizer_gb", x.optimizer_GB},
+                      {"activations_gb", x.activations_GB},
+                      {"buffers_gb", x.buffers_GB},
+                      {"total_gb", x.total_GB},
                       {"in_flight", x.in_flight},
                       {"microbatch_s",
-                       {{"gemm", x.t_gemm}, {"attention", x.t_attention}, {"memory", x.t_memory}, {"tp", x.t_tp},
-                        {"ep", x.t_ep}, {"pp", x.t_pp}, {"cp", x.t_cp}, {"total", x.t_mb}}}});
+                       {{"gemm", x.t_gemm},
+                        {"attention", x.t_attention},
+                        {"memory", x.t_memory},
+                        {"tp", x.t_tp},
+                        {"ep", x.t_ep},
+                        {"pp", x.t_pp},
+                        {"cp", x.t_cp},
+                        {"total", x.t_mb}}}});
     }
     j["stages"] = st;
-    j["memory"] = {{"peak_gb", r.peak_GB}, {"usable_gb", r.usable_GB}, {"headroom_gb", r.headroom_GB},
-                   {"fits", r.fits}};
-    j["time"] = {{"step_s", r.t_step},         {"pipeline_s", r.t_pipeline},   {"bubble_s", r.t_bubble},
-                 {"microbatch_max_s", r.t_mb_max}, {"dp_s", r.t_dp},          {"dp_exposed_s", r.t_dp_exposed},
-                 {"optimizer_s", r.t_optimizer},   {"swap_s", r.t_swap}};
+    j["memory"] = {
+        {"peak_gb", r.peak_GB}, {"usable_gb", r.usable_GB}, {"headroom_gb", r.headroom_GB}, {"fits", r.fits}};
+    j["time"] = {{"step_s", r.t_step},
+                 {"pipeline_s", r.t_pipeline},
+                 {"bubble_s", r.t_bubble},
+                 {"microbatch_max_s", r.t_mb_max},
+                 {"dp_s", r.t_dp},
+                 {"dp_exposed_s", r.t_dp_exposed},
+                 {"optimizer_s", r.t_optimizer},
+                 {"swap_s", r.t_swap}};
     j["throughput"] = {{"tokens_per_s", r.tokens_per_s},
                        {"tokens_per_s_per_device", r.tokens_per_s_per_device},
                        {"tflops_per_device", r.tflops_per_device},
@@ -125,16 +159,17 @@ std::string format_result(const plan_context& c, const plan_result& r) {
                      "memory", "tp", "ep", "pp", "cp", "total");
     for (const auto& s : r.stages)
         o += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", s.device, secs(s.t_gemm),
-                         secs(s.t_attention), secs(s.t_memory), secs(s.t_tp), secs(s.t_ep), secs(s.t_pp),
-                         secs(s.t_cp), secs(s.t_mb));
+                         secs(s.t_attention), secs(s.t_memory), secs(s.t_tp), secs(s.t_ep), secs(s.t_pp), secs(s.t_cp),
+                         secs(s.t_mb));
     o += fmt::format(
         "step: {} = pipeline {} ({} micro-batches x {} + bubble {}) + DP exposed {} (of {}) + optimizer {}{}\n",
         secs(r.t_step), secs(r.t_pipeline), r.micro_batches, secs(r.t_mb_max), secs(r.t_bubble), secs(r.t_dp_exposed),
         secs(r.t_dp), secs(r.t_optimizer), r.t_swap > 0 ? " + optimizer swap " + secs(r.t_swap) : "");
-    o += fmt::format("throughput: {:.0f} tokens/s, {:.1f} tokens/s/device, {:.1f} TFLOPS/device, MFU {:.2f}% of {} "
-                     "{:.1f} TF\n",
-                     r.tokens_per_s, r.tokens_per_s_per_device, r.tflops_per_device, 100 * r.mfu, c.hw.mfu_peak,
-                     c.hw.mfu_peak_tflops());
+    o += fmt::format(
+        "throughput: {:.0f} tokens/s, {:.1f} tokens/s/device, {:.1f} TFLOPS/device, MFU {:.2f}% of {} "
+        "{:.1f} TF\n",
+        r.tokens_per_s, r.tokens_per_s_per_device, r.tflops_per_device, 100 * r.mfu, c.hw.mfu_peak,
+        c.hw.mfu_peak_tflops());
     for (const auto& n : r.notes) o += "note: " + n + "\n";
     return o;
 }
@@ -207,18 +242,19 @@ std::string format_validation(const std::vector<validation_row>& rows, const cal
     }
     o += "\n";
     for (const auto& r : rows) {
-        o += fmt::format("{}: {}\n  predicted {:.2f}% MFU, {:.0f} TF/dev, {:.0f} tok/s/dev, step {:.3f} s, {:.1f} "
-                         "GF/token ({}), peak memory {:.1f} GB\n  assumptions: {}\n",
-                         r.point.id, r.point.title, 100 * r.result.mfu, r.result.tflops_per_device,
-                         r.result.tokens_per_s_per_device, r.result.t_step, r.result.flops.total / 1e9,
-                         r.point.run.setup.convention.name, r.result.peak_GB, r.point.assumptions);
+        o += fmt::format(
+            "{}: {}\n  predicted {:.2f}% MFU, {:.0f} TF/dev, {:.0f} tok/s/dev, step {:.3f} s, {:.1f} "
+            "GF/token ({}), peak memory {:.1f} GB\n  assumptions: {}\n",
+            r.point.id, r.point.title, 100 * r.result.mfu, r.result.tflops_per_device, r.result.tokens_per_s_per_device,
+            r.result.t_step, r.result.flops.total / 1e9, r.point.run.setup.convention.name, r.result.peak_GB,
+            r.point.assumptions);
         if (!r.close_note.empty()) o += "  to close: " + r.close_note + "\n";
         if (!r.point.tested && r.implied_flops_per_token > 0)
-            o += fmt::format("  to close at the predicted {:.0f} tok/s/dev: the FLOP count would have to be {:.1f} "
-                             "GF/token (counted: {:.1f}), or the MFU peak {:.1f} TF (used: {:.1f})\n",
-                             r.result.tokens_per_s_per_device, r.implied_flops_per_token / 1e9,
-                             r.result.flops.total / 1e9, r.implied_peak_tflops, r.predicted > 0
-                                 ? r.result.tflops_per_device / r.predicted : 0.0);
+            o += fmt::format(
+                "  to close at the predicted {:.0f} tok/s/dev: the FLOP count would have to be {:.1f} "
+                "GF/token (counted: {:.1f}), or the MFU peak {:.1f} TF (used: {:.1f})\n",
+                r.result.tokens_per_s_per_device, r.implied_flops_per_token / 1e9, r.result.flops.total / 1e9,
+                r.implied_peak_tflops, r.predicted > 0 ? r.result.tflops_per_device / r.predicted : 0.0);
     }
     return o;
 }
@@ -260,10 +296,10 @@ ojson search_json(const plan_model& m, const hardware_profile& hw, int64_t devic
 }
 
 std::string format_search(const plan_model& m, const hardware_profile& hw, int64_t devices, const search_report& rep) {
-    std::string o = fmt::format(
-        "{} on {} x {}: {} layouts evaluated in {:.2f} s ({} impossible, {} do not fit, {} fit)\n\n", m.name, devices,
-        hw.name, rep.evaluated, rep.seconds, rep.impossible, rep.not_fitting,
-        rep.evaluated - rep.impossible - rep.not_fitting);
+    std::string o =
+        fmt::format("{} on {} x {}: {} layouts evaluated in {:.2f} s ({} impossible, {} do not fit, {} fit)\n\n",
+                    m.name, devices, hw.name, rep.evaluated, rep.seconds, rep.impossible, rep.not_fitting,
+                    rep.evaluated - rep.impossible - rep.not_fitting);
     o += fmt::format("{:>4} {:<34} {:>4} {:<28} {:>5} {:>10} {:>8} {:>7} {:>9} {:>9} {:>9}\n", "rank", "layout", "MBS",
                      "recompute", "swap", "tok/s/dev", "TF/dev", "MFU", "step", "peak GB", "headroom");
     int rank = 1;

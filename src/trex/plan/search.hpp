@@ -34,7 +34,7 @@ struct search_report {
     double seconds = 0;
 };
 
-search_report search_layouts(const plan_model& m, const hardware_profile& hw, const calibration& cal,
-                             int64_t devices, const plan_setup& base, const search_options& o);
+search_report search_layouts(const plan_model& m, const hardware_profile& hw, const calibration& cal, int64_t devices,
+                             const plan_setup& base, const search_options& o);
 
 }  // namespace trex::plan
