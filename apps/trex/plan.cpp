@@ -1,5 +1,5 @@
 // trex plan: memory, time and MFU of DeepSeek-style training at cluster scale, layout search, validation against
-// published runs (docs/planner.md).
+// published runs (docs/plan.md).
 //
 //   trex plan [--run FILE] [--model M --hardware H --devices N] [layout and setup options] [--json]
 //   trex plan search --model M --hardware H --devices N [setup options] [--top N] [--json]
@@ -69,7 +69,7 @@ void add_setup_options(CLI::App* c, plan_args& a) {
 }
 
 void add_layout_options(CLI::App* c, plan_args& a) {
-    c->add_option("--run", a.run, "a run file: {model, hardware, devices, setup, layout} (docs/planner.md §5)");
+    c->add_option("--run", a.run, "a run file: {model, hardware, devices, setup, layout} (docs/plan.md §5)");
     c->add_option("--tp", a.tp, "tensor parallel");
     c->add_option("--pp", a.pp, "pipeline stages (devices)");
     c->add_option("--vpp", a.vpp, "model chunks per device (interleaved)");

@@ -1,5 +1,5 @@
 // The planner's cost model: memory per device per pipeline stage, time per step, tokens/s and MFU for a model, a
-// hardware profile, a training setup and a parallel layout (docs/planner.md §4–§6). Analytical, O(layers) per
+// hardware profile, a training setup and a parallel layout (docs/plan.md §4–§6). Analytical, O(layers) per
 // layout, so `trex plan search` can evaluate every layout of a 1,024-device cluster in well under a second.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace trex::plan {
 
 // The few named constants of the time and memory model (configs/plan/calibration.json). One set is shared by every
-// validation point; docs/planner.md §6 says where each value comes from.
+// validation point; docs/plan.md §6 says where each value comes from.
 struct calibration {
     std::string path;
     double gemm_efficiency = 0.65;       // dense BF16/FP16 GEMMs: fraction of the peak reached
@@ -67,7 +67,7 @@ struct plan_layout {
     std::string str() const;
 };
 
-// A run: model + hardware + device count + setup + layout, read from a JSON file (docs/planner.md §5).
+// A run: model + hardware + device count + setup + layout, read from a JSON file (docs/plan.md §5).
 struct plan_run {
     std::string model, hardware;
     int64_t devices = 0;

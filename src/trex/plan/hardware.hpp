@@ -1,6 +1,6 @@
 // Hardware profiles for `trex plan` (configs/hardware/*.json): dense peaks, HBM, the link tiers from the innermost
 // (NVLink / SIO / HCCS) to the outermost (IB / RoCE), host bandwidth for optimizer swap. Data, not code: every number
-// carries its source in the file. docs/planner.md §2 describes the schema.
+// carries its source in the file. docs/plan.md §2 describes the schema.
 #pragma once
 
 #include <string>

@@ -12,7 +12,7 @@
 
 namespace trex::plan {
 
-// Recompute groups: which saved activations a recompute policy drops (docs/planner.md §4).
+// Recompute groups: which saved activations a recompute policy drops (docs/plan.md §4).
 enum class act_group {
     base,         // kept unless full recompute
     norm,         // norm outputs (GEMM inputs): "layernorm"
@@ -77,7 +77,7 @@ struct plan_model {
     double head_flops_per_use() const { return 6.0 * vocab * hidden; }
 };
 
-// FLOPs-per-token conventions for MFU (docs/planner.md §3).
+// FLOPs-per-token conventions for MFU (docs/plan.md §3).
 struct flops_convention {
     std::string name = "megatron";  // "megatron": MTP layers + (1+MTP) logits, no router; "deepseek": main model
                                     // only, 6·N_active (router and head once) + attention core

@@ -231,11 +231,11 @@ std::string format_validation(const std::vector<validation_row>& rows, const cal
         "{:.2f} of HBM, EP overlap {:.2f}, TP overlap {:.2f}, DP/PP overlap {:.2f}\n\n",
         cal.path, cal.gemm_efficiency, cal.fp8_gemm_efficiency, cal.attention_efficiency, cal.gemm_half_size,
         cal.memory_passes, cal.memory_efficiency, cal.ep_overlap, cal.tp_overlap, cal.background_overlap);
-    o += fmt::format("{:<28} {:>6} {:<30} {:>16} {:>16} {:>8} {:>6}  {}\n", "point", "dev", "layout", "reported",
+    o += fmt::format("{:<28} {:>6} {:<36} {:>16} {:>16} {:>8} {:>6}  {}\n", "point", "dev", "layout", "reported",
                      "predicted", "error", "fits", "status");
     for (const auto& r : rows) {
         std::string status = r.point.tested ? (r.within ? "ok" : "OUT OF TOLERANCE") : "not tested";
-        o += fmt::format("{:<28} {:>6} {:<30} {:>16} {:>16} {:>+7.1f}% {:>6}  {}\n", r.point.id, r.point.run.devices,
+        o += fmt::format("{:<28} {:>6} {:<36} {:>16} {:>16} {:>+7.1f}% {:>6}  {}\n", r.point.id, r.point.run.devices,
                          r.point.run.layout.str(), metric_str(r.point.metric, r.point.reported),
                          metric_str(r.point.metric, r.predicted), 100 * r.rel_error, r.result.fits ? "yes" : "NO",
                          status);
