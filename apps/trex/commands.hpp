@@ -10,6 +10,7 @@ void register_bench(CLI::App& app);
 void register_train(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_data(CLI::App& app);
+void register_data_tokenize(CLI::App* data);  // `data tokenize` (data_tokenize.cpp)
 void register_plan(CLI::App& app);
 void register_tokenizer(CLI::App& app);
 

@@ -12,7 +12,7 @@ void register_train(CLI::App& app) {
         std::string config;
         std::vector<std::string> sets;
         std::string resume, out;
-        int64_t steps = 0;
+        int64_t steps = -1;  // -1: not given
     };
     auto a = std::make_shared<args_t>();
     cmd->add_option("--config", a->config, "run config (TOML); default: a short CPT run of the embedded v4-tiny");
@@ -23,7 +23,7 @@ void register_train(CLI::App& app) {
     cmd->callback([a]() {
         std::vector<std::string> sets = a->sets;
         if (!a->resume.empty()) sets.push_back("run.resume=\"" + a->resume + "\"");
-        if (a->steps > 0) sets.push_back("run.steps=" + std::to_string(a->steps));
+        if (a->steps >= 0) sets.push_back("run.steps=" + std::to_string(a->steps));
         if (!a->out.empty()) sets.push_back("run.out_dir=\"" + a->out + "\"");
         const train_config cfg = load_train_config(a->config, sets);
         const train_summary s = run_training(cfg);

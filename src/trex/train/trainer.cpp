@@ -18,6 +18,7 @@
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
 #include "trex/io/hf_checkpoint.hpp"
+#include "trex/data/tokenize.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
@@ -46,7 +47,32 @@ std::unique_ptr<document_source> make_one_source(const data_source_config& s, co
         TREX_CHECK(!s.path.empty(), "data: a 'shards' source needs a path (a .tshard file or a directory of them)");
         return std::make_unique<shard_source>(std::vector<std::string>{s.path}, cfg.seed, id, (uint32_t)mc.vocab_size);
     }
-    throw error(fmt::format("data: unknown source kind '{}' (supported: synthetic-chain, shards)", s.kind));
+    // text / jsonl / messages / documents: tokenized once into the run directory, then read as shards
+    tokenize_options t;
+    t.inputs = {s.path};
+    t.format = s.kind == "documents" ? "auto" : s.kind;
+    t.tokenizer = cfg.tokenizer;
+    t.out_dir = (fs::path(cfg.out_dir) / "data" / fmt::format("source-{}", id)).string();
+    t.max_vocab = (uint32_t)mc.vocab_size;
+    t.chat.train_last_only = cfg.train_on == "last";
+    t.chat.thinking = cfg.chat_thinking;
+    t.force = true;
+    t.show_progress = true;
+    const std::string fp = tokenize_fingerprint(t);
+    bool fresh = false;
+    try {
+        const std::string manifest = (fs::path(t.out_dir) / "manifest.json").string();
+        fresh = fs::exists(manifest) && nlohmann::json::parse(read_file(manifest)).value("fingerprint", "") == fp;
+    } catch (const std::exception&) {
+        fresh = false;  // unreadable manifest: tokenize again
+    }
+    if (!fresh) {
+        const tokenize_summary ts = tokenize_to_shards(t);
+        std::fprintf(stderr, "data: source %llu (%s %s): %lld documents, %lld tokens (%lld trained on) -> %s\n",
+                     (unsigned long long)id, s.kind.c_str(), s.path.c_str(), (long long)ts.documents,
+                     (long long)ts.tokens, (long long)ts.target_tokens, t.out_dir.c_str());
+    }
+    return std::make_unique<shard_source>(std::vector<std::string>{t.out_dir}, cfg.seed, id, (uint32_t)mc.vocab_size);
 }
 
 std::unique_ptr<document_source> make_source(const train_config& cfg, const model_config& mc) {
@@ -176,7 +202,7 @@ train_summary run_training(const train_config& cfg) {
         so.loss_scale = 1.0 / (double)cfg.grad_accum;
         P.zero_grads();
         step_result acc;
-        int64_t step_tokens = 0;
+        int64_t step_tokens = 0, step_targets = 0;
         for (int64_t micro = 0; micro < cfg.grad_accum; micro++) {
             data.next(batch, cfg.batch, cfg.seq);
             const step_result r = model.step(batch.view(), so);
@@ -191,6 +217,7 @@ train_summary run_training(const train_config& cfg) {
                 for (size_t l = 0; l < r.expert_load.size(); l++)
                     for (size_t e = 0; e < r.expert_load[l].size(); e++) acc.expert_load[l][e] += r.expert_load[l][e];
             step_tokens += batch.B * batch.S;
+            step_targets += batch.target_tokens;
         }
         const double lr = cfg.schedule.at(step);
         const double gnorm = opt.grad_norm();
@@ -226,6 +253,7 @@ train_summary run_training(const train_config& cfg) {
             j["clip_scale"] = os.clip_scale;
             j["lr"] = lr;
             j["tokens"] = tokens_seen;
+            j["target_tokens"] = step_targets;  // labels the LM loss averages over (SFT: assistant tokens)
             j["step_seconds"] = dt;
             j["tokens_per_s"] = tps;
             j["mfu"] = fb.total * tps / (peak.gflops * 1e9);
