@@ -169,6 +169,8 @@ TEST(PlanModel, MalformedModelFilesNameTheKey) {
     j["ffn"]["activation"] = "relu";
     EXPECT_NE(error_of([&] { plan_model_from_json(j, "m.json", 64, true); }).find("key 'ffn.activation'"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { load_plan_model("no-such-model", 64); }).find("model 'no-such-model' not found"),
+    EXPECT_NE(error_of([&] {
+                  load_plan_model("no-such-model", 64);
+              }).find("model 'no-such-model' not found (a file, configs/plan/<name>.json"),
               std::string::npos);
 }

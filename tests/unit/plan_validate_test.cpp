@@ -128,6 +128,16 @@ TEST(PlanCli, BreakdownSearchValidateJson) {
     EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos);
     EXPECT_NE(r.out.find("FLOPs/token"), std::string::npos);
 
+    // a run file, and a command-line override of it
+    r = run_command(t + " plan --run configs/plan/runs/v4-pro-a3-template.json --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    j = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+    EXPECT_EQ(j["layout"]["vpp"].get<int>(), 2);
+    r = run_command(t + " plan --run configs/plan/runs/v4-pro-a3-template.json --no-swap --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_FALSE(nlohmann::json::parse(r.out)["memory"]["fits"].get<bool>());
+
     r = run_command(t +
                     " plan search --model v4-flash --hardware ascend910c_die --devices 128 --gbs 1024 --top 3 "
                     "--json");
@@ -160,4 +170,43 @@ TEST(PlanCli, BadInputIsOneLine) {
         while (!out.empty() && out.back() == '\n') out.pop_back();
         EXPECT_EQ(out.find('\n'), std::string::npos) << args << ": " << r.out;
     }
+}
+
+// `trex plan calibrate` writes a profile of this machine from `trex bench step --json` numbers and a bandwidth
+// file; the profile loads and pins the measured GEMM efficiency (sgemm / FMA peak).
+TEST(PlanCli, CalibrateWritesALoadableProfile) {
+    const std::string dir = ::testing::TempDir() + "plan_calibrate";
+    ASSERT_EQ(run_command("mkdir -p '" + dir + "'").exit_code, 0);
+    const std::string bench = dir + "/bench.json", bw = dir + "/bw.json", out = dir + "/measured.json";
+    ASSERT_EQ(
+        run_command("echo '{\"peak_gflops\": 200, \"sgemm_gflops\": 150, \"gflops\": 90}' > '" + bench + "'").exit_code,
+        0);
+    ASSERT_EQ(run_command("echo '{\"intra_gbps\": 8, \"inter_gbps\": 1.5, \"node_size\": 2, \"hbm_gbps\": 30, "
+                          "\"memory_gb\": 16}' > '" +
+                          bw + "'")
+                  .exit_code,
+              0);
+    auto r = run_command(trex_binary() + " plan calibrate --bench '" + bench + "' --bandwidth '" + bw + "' --out '" +
+                         out + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const hardware_profile hw = load_hardware(out);
+    EXPECT_DOUBLE_EQ(hw.tflops_fp32, 0.2);
+    EXPECT_EQ(hw.mfu_peak, "fp32");
+    EXPECT_DOUBLE_EQ(hw.gemm_efficiency, 0.75);
+    EXPECT_EQ(hw.node_size, 2);
+    ASSERT_EQ(hw.tiers.size(), 2u);
+    EXPECT_DOUBLE_EQ(hw.tiers[0].bw_GBps, 8);
+    EXPECT_DOUBLE_EQ(hw.tiers[1].bw_GBps, 1.5);
+    // and the planner predicts with it (FP32 GEMMs on this machine)
+    r = run_command(trex_binary() + " plan --model v4-tiny --hardware '" + out +
+                    "' --devices 2 --precision fp32 --gbs 2 --seq 256 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_GT(j["time"]["step_s"].get<double>(), 0);
+    // a bandwidth file with a typo is a one-line error naming the key
+    ASSERT_EQ(run_command("echo '{\"intra_gbps\": 8, \"inter_gbp\": 1}' > '" + bw + "'").exit_code, 0);
+    r = run_command(trex_binary() + " plan calibrate --bench '" + bench + "' --bandwidth '" + bw + "' --out '" + out +
+                    "'");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.out.find("key 'inter_gbp': unknown key"), std::string::npos) << r.out;
 }

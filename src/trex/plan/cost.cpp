@@ -204,7 +204,8 @@ plan_run run_from_json(const json& j, const std::string& source) {
     return run;
 }
 
-plan_run load_run(const std::string& path) {
+plan_run load_run(const std::string& name_or_path) {
+    const std::string path = resolve_data_file(name_or_path, "configs/plan/runs", "run file");
     return run_from_json(read_json_file(path), path);
 }
 

@@ -77,7 +77,7 @@ struct plan_run {
 plan_setup setup_from_json(const jreader& r);
 plan_layout layout_from_json(const jreader& r);
 plan_run run_from_json(const json& j, const std::string& source);
-plan_run load_run(const std::string& path);
+plan_run load_run(const std::string& name_or_path);  // a path, or a name under configs/plan/runs/
 
 struct stage_cost {
     int device = 0;           // pipeline rank

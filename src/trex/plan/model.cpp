@@ -351,7 +351,17 @@ plan_model plan_model_from_json(const json& j, const std::string& source, int64_
 }
 
 plan_model load_plan_model(const std::string& name_or_path, int64_t S, bool flash) {
-    const std::string path = resolve_data_file(name_or_path, "configs/plan", "model");
+    // a planner description (configs/plan/<name>.json), else one of the engine's V4 configs (configs/<name>.json)
+    std::string path;
+    for (const char* dir : {"configs/plan", "configs"}) {
+        try {
+            path = resolve_data_file(name_or_path, dir, "model");
+            break;
+        } catch (const trex::error&) {
+        }
+    }
+    TREX_CHECK(!path.empty(), "model '{}' not found (a file, configs/plan/<name>.json or configs/<name>.json)",
+               name_or_path);
     return plan_model_from_json(read_json_file(path), path, S, flash);
 }
 

@@ -92,7 +92,8 @@ struct model_flops {
 
 model_flops flops_per_token(const plan_model& m, const flops_convention& c);
 
-// Loads a model: a DeepSeek-V4 config.json (has "compress_ratios"), or a planner description (configs/plan/*.json,
+// Loads a model: a DeepSeek-V4 config.json (has "compress_ratios"; a bare name also finds configs/<name>.json, e.g.
+// v4-tiny), or a planner description (configs/plan/*.json,
 // "arch": "transformer" | "deepseek_v4" with "config": <path of a V4 config.json, relative to the file>).
 // `seq_len` fixes the attention terms; `flash_attention` false adds the s×s score tensors (Megatron before FA).
 plan_model load_plan_model(const std::string& name_or_path, int64_t seq_len, bool flash_attention = true);
