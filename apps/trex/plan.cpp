@@ -35,7 +35,7 @@ struct plan_args {
     std::optional<std::string> schedule, precision, optimizer, convention, dispatcher, dispatch_dtype, moments, grads;
     std::optional<std::vector<std::string>> recompute;
     bool swap = false, no_swap = false, non_causal = false, no_zero1 = false, ep_overlap = false, tp_overlap = false;
-    bool no_sp = false, no_flash = false, json = false;
+    bool no_sp = false, no_flash = false, dense_csa = false, json = false;
     // search
     int top = 10, max_tp = 0;
     // validate
@@ -65,6 +65,7 @@ void add_setup_options(CLI::App* c, plan_args& a) {
     c->add_flag("--tp-overlap", a.tp_overlap, "TP collectives overlapped with GEMMs");
     c->add_flag("--no-sp", a.no_sp, "no sequence parallelism with TP");
     c->add_flag("--no-flash", a.no_flash, "no flash attention (stores the s x s scores)");
+    c->add_flag("--dense-csa", a.dense_csa, "V4: CSA attends to all visible compressed entries (dense warm-up)");
     c->add_flag("--json", a.json, "print one JSON object");
 }
 
@@ -112,6 +113,7 @@ plan_run make_run(const plan_args& a, bool need_layout) {
     if (a.tp_overlap) s.tp_overlap = true;
     if (a.no_sp) s.sequence_parallel = false;
     if (a.no_flash) s.flash_attention = false;
+    if (a.dense_csa) s.dense_csa = true;
     if (a.recompute) s.recompute = *a.recompute;
     if (a.swap) s.optimizer_swap = true;
     if (a.no_swap) s.optimizer_swap = false;
@@ -157,7 +159,7 @@ void print(const std::string& s) {
 void run_plan(const plan_args& a) {
     const plan_run run = make_run(a, true);
     const calibration cal = load_calibration(a.calibration);
-    const plan_model m = load_plan_model(run.model, run.setup.seq_len, run.setup.flash_attention);
+    const plan_model m = load_plan_model(run.model, run.setup.seq_len, run.setup.flash_attention, run.setup.dense_csa);
     const hardware_profile hw = load_hardware(run.hardware);
     const plan_result r = evaluate(m, hw, cal, run.devices, run.setup, run.layout);
     const plan_context c{m, hw, cal, run.devices, run.setup, run.layout};
@@ -170,7 +172,7 @@ void run_plan(const plan_args& a) {
 void run_search(const plan_args& a) {
     const plan_run run = make_run(a, false);
     const calibration cal = load_calibration(a.calibration);
-    const plan_model m = load_plan_model(run.model, run.setup.seq_len, run.setup.flash_attention);
+    const plan_model m = load_plan_model(run.model, run.setup.seq_len, run.setup.flash_attention, run.setup.dense_csa);
     const hardware_profile hw = load_hardware(run.hardware);
     search_options o;
     o.top = a.top;

@@ -107,16 +107,21 @@ TEST(PlanModel, V4FlopsAgreeWithInfoAndFacts) {
     struct row {
         const char* model;
         int64_t S;
-        double facts_gf;  // planner_facts.md §4.2, sparse, main model (no MTP)
+        bool dense;       // CSA over every visible compressed entry (V4's dense warm-up) instead of top-k
+        double facts_gf;  // planner_facts.md §4.2, main model (no MTP)
     };
-    const row rows[] = {{"v4-pro", 4096, 312},    {"v4-pro", 65536, 341},  {"v4-pro", 1048576, 616},
-                        {"v4-flash", 4096, 85.6}, {"v4-flash", 65536, 96}, {"v4-flash", 1048576, 253}};
+    const row rows[] = {
+        {"v4-pro", 4096, false, 312},    {"v4-pro", 65536, false, 341},  {"v4-pro", 1048576, false, 616},
+        {"v4-flash", 4096, false, 85.6}, {"v4-flash", 65536, false, 96}, {"v4-flash", 1048576, false, 253},
+        {"v4-pro", 4096, true, 312},     {"v4-pro", 65536, true, 511},   {"v4-pro", 1048576, true, 3684},
+        {"v4-flash", 4096, true, 86.6},  {"v4-flash", 65536, true, 160}, {"v4-flash", 1048576, true, 1331}};
     for (const auto& r : rows) {
-        SCOPED_TRACE(std::string(r.model) + " S=" + std::to_string(r.S));
-        const plan_model m = load_plan_model(r.model, r.S);
+        SCOPED_TRACE(std::string(r.model) + " S=" + std::to_string(r.S) + (r.dense ? " dense" : " sparse"));
+        const plan_model m = load_plan_model(r.model, r.S, true, r.dense);
         const trex::model_config cfg = trex::load_config(source_path(std::string("configs/") + r.model + ".json"));
         trex::flops_options o;
         o.seq_len = r.S;
+        o.dense_csa = r.dense;
         const trex::flops_breakdown info = trex::training_flops_per_token(cfg, o);
         const model_flops meg = flops_per_token(m, {"megatron", true});
         const model_flops ds = flops_per_token(m, {"deepseek", true});

@@ -130,16 +130,27 @@ calibration load_calibration(const std::string& name_or_path) {
 }
 
 plan_setup setup_from_json(const jreader& r) {
-    r.check_keys({"seq_len",         "global_batch",
-                  "micro_batch",     "precision",
-                  "optimizer",       "zero1",
-                  "shard_grads",     "optimizer_swap",
-                  "moment_dtype",    "grad_dtype",
-                  "recompute",       "sequence_parallel",
-                  "flash_attention", "activation_cache",
-                  "ep_dispatcher",   "node_limited_routing",
-                  "dispatch_dtype",  "ep_overlap",
-                  "tp_overlap",      "flops_convention",
+    r.check_keys({"seq_len",
+                  "global_batch",
+                  "micro_batch",
+                  "precision",
+                  "optimizer",
+                  "zero1",
+                  "shard_grads",
+                  "optimizer_swap",
+                  "moment_dtype",
+                  "grad_dtype",
+                  "recompute",
+                  "sequence_parallel",
+                  "flash_attention",
+                  "dense_csa",
+                  "activation_cache",
+                  "ep_dispatcher",
+                  "node_limited_routing",
+                  "dispatch_dtype",
+                  "ep_overlap",
+                  "tp_overlap",
+                  "flops_convention",
                   "causal"});
     plan_setup s;
     s.seq_len = r.integer("seq_len", s.seq_len, 1, (int64_t)1 << 30);
@@ -156,6 +167,7 @@ plan_setup setup_from_json(const jreader& r) {
     parse_recompute(s.recompute);  // validates the names
     s.sequence_parallel = r.boolean("sequence_parallel", s.sequence_parallel);
     s.flash_attention = r.boolean("flash_attention", s.flash_attention);
+    s.dense_csa = r.boolean("dense_csa", s.dense_csa);
     s.activation_cache = r.choice("activation_cache", s.activation_cache, {"auto", "bf16", "fp8_gemm_inputs", "fp8"});
     s.ep_dispatcher = r.choice("ep_dispatcher", s.ep_dispatcher, {"deepep", "alltoall"});
     s.node_limited_routing = (int)r.integer("node_limited_routing", 0, 0, 1 << 20);

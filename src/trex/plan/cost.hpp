@@ -46,6 +46,7 @@ struct plan_setup {
     std::vector<std::string> recompute;  // "none", "selective", "full", or modules (see act_group)
     bool sequence_parallel = true;       // with TP
     bool flash_attention = true;
+    bool dense_csa = false;  // V4: CSA over every visible compressed entry (no top-k), the dense warm-up
     // Saved activations: "auto" (GEMM inputs in FP8 when the GEMMs run in FP8, as Transformer Engine does),
     // "bf16", "fp8_gemm_inputs", or "fp8" (also the SwiGLU inputs, as DeepSeek-V3 does)
     std::string activation_cache = "auto";

@@ -26,7 +26,8 @@ void add(plan_layer& L, double bytes, bool tp, act_group g, bool fp8 = false) {
 // ---------------------------------------------------------------------------------------------------------------
 // DeepSeek-V4: parameters from the engine's tensor inventory, FLOPs from its counter (per layer), activations from
 // the layer's shapes (they follow the saved-tensor anatomy measured for V4-Pro, planner_facts §3.2).
-plan_model build_v4(const model_config& cfg, const std::string& name, const std::string& path, int64_t S) {
+plan_model build_v4(const model_config& cfg, const std::string& name, const std::string& path, int64_t S,
+                    bool dense_csa) {
     plan_model m;
     m.name = name;
     m.path = path;
@@ -73,6 +74,7 @@ plan_model build_v4(const model_config& cfg, const std::string& name, const std:
     flops_options fo;
     fo.seq_len = S;
     fo.include_mtp = true;
+    fo.dense_csa = dense_csa;
     const flops_breakdown fc = training_flops_per_token(cfg, fo);
     fo.causal = false;
     const flops_breakdown fn = training_flops_per_token(cfg, fo);
@@ -325,12 +327,12 @@ void finish(plan_model& m) {
 
 }  // namespace
 
-plan_model plan_model_from_json(const json& j, const std::string& source, int64_t S, bool flash) {
+plan_model plan_model_from_json(const json& j, const std::string& source, int64_t S, bool flash, bool dense_csa) {
     TREX_CHECK(S >= 1, "sequence length must be >= 1 (got {})", S);
     plan_model m;
     if (j.is_object() && j.contains("compress_ratios")) {  // a DeepSeek-V4 config.json
         const model_config cfg = config_from_json(j, source);
-        m = build_v4(cfg, std::filesystem::path(source).stem().string(), source, S);
+        m = build_v4(cfg, std::filesystem::path(source).stem().string(), source, S, dense_csa);
     } else {
         const jreader r(j, source);
         const std::string arch = r.choice("arch", "transformer", {"transformer", "deepseek_v4"});
@@ -341,7 +343,7 @@ plan_model plan_model_from_json(const json& j, const std::string& source, int64_
             const auto rel = std::filesystem::path(source).parent_path() / cfg_path;
             if (!std::filesystem::exists(cfg_path) && std::filesystem::exists(rel)) cfg_path = rel.string();
             cfg_path = resolve_data_file(cfg_path, "configs", "DeepSeek-V4 config");
-            m = build_v4(load_config(cfg_path), name, source, S);
+            m = build_v4(load_config(cfg_path), name, source, S, dense_csa);
         } else {
             m = build_generic(r, name, source, S, flash);
         }
@@ -350,7 +352,7 @@ plan_model plan_model_from_json(const json& j, const std::string& source, int64_
     return m;
 }
 
-plan_model load_plan_model(const std::string& name_or_path, int64_t S, bool flash) {
+plan_model load_plan_model(const std::string& name_or_path, int64_t S, bool flash, bool dense_csa) {
     // a planner description (configs/plan/<name>.json), else one of the engine's V4 configs (configs/<name>.json)
     std::string path;
     for (const char* dir : {"configs/plan", "configs"}) {
@@ -362,7 +364,7 @@ plan_model load_plan_model(const std::string& name_or_path, int64_t S, bool flas
     }
     TREX_CHECK(!path.empty(), "model '{}' not found (a file, configs/plan/<name>.json or configs/<name>.json)",
                name_or_path);
-    return plan_model_from_json(read_json_file(path), path, S, flash);
+    return plan_model_from_json(read_json_file(path), path, S, flash, dense_csa);
 }
 
 model_flops flops_per_token(const plan_model& m, const flops_convention& c) {

@@ -96,7 +96,10 @@ model_flops flops_per_token(const plan_model& m, const flops_convention& c);
 // v4-tiny), or a planner description (configs/plan/*.json,
 // "arch": "transformer" | "deepseek_v4" with "config": <path of a V4 config.json, relative to the file>).
 // `seq_len` fixes the attention terms; `flash_attention` false adds the s×s score tensors (Megatron before FA).
-plan_model load_plan_model(const std::string& name_or_path, int64_t seq_len, bool flash_attention = true);
-plan_model plan_model_from_json(const json& j, const std::string& source, int64_t seq_len, bool flash_attention);
+// `dense_csa` (V4): CSA attends to every visible compressed entry, as in V4's dense warm-up (trex info --dense-csa).
+plan_model load_plan_model(const std::string& name_or_path, int64_t seq_len, bool flash_attention = true,
+                           bool dense_csa = false);
+plan_model plan_model_from_json(const json& j, const std::string& source, int64_t seq_len, bool flash_attention,
+                                bool dense_csa = false);
 
 }  // namespace trex::plan

@@ -28,8 +28,10 @@ std::string setup_str(const plan_setup& s) {
         "seq {} x GBS {} (MBS {}), {} GEMMs, {}{}{}, moments {}, grads {}, recompute {}{}{}, EP dispatch {} ({}){}{}",
         s.seq_len, s.global_batch, s.micro_batch, s.precision, s.optimizer, s.zero1 ? " ZeRO-1" : "",
         s.optimizer_swap ? " + optimizer swap" : "", s.moment_dtype, s.grad_dtype, join(s.recompute),
-        s.sequence_parallel ? ", SP" : "", s.flash_attention ? "" : ", no flash attention", s.ep_dispatcher,
-        s.dispatch_dtype, s.node_limited_routing > 0 ? fmt::format(", <= {} nodes/token", s.node_limited_routing) : "",
+        s.sequence_parallel ? ", SP" : "",
+        std::string(s.flash_attention ? "" : ", no flash attention") + (s.dense_csa ? ", dense CSA" : ""),
+        s.ep_dispatcher, s.dispatch_dtype,
+        s.node_limited_routing > 0 ? fmt::format(", <= {} nodes/token", s.node_limited_routing) : "",
         s.ep_overlap ? ", EP overlap" : "");
 }
 

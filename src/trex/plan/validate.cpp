@@ -61,7 +61,8 @@ double* knob(calibration& c, const std::string& name) {
 validation_row validate_point(const validation_point& p, const calibration& cal) {
     validation_row row;
     row.point = p;
-    const plan_model m = load_plan_model(p.run.model, p.run.setup.seq_len, p.run.setup.flash_attention);
+    const plan_model m =
+        load_plan_model(p.run.model, p.run.setup.seq_len, p.run.setup.flash_attention, p.run.setup.dense_csa);
     const hardware_profile hw = load_hardware(p.run.hardware);
     row.result = evaluate(m, hw, cal, p.run.devices, p.run.setup, p.run.layout);
     row.predicted = metric_value(row.result, p.metric);
