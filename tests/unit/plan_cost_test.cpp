@@ -310,3 +310,28 @@ TEST(PlanCost, MalformedFilesNameTheKey) {
     EXPECT_NE(error_of([] { load_hardware("no-such-device"); }).find("hardware profile 'no-such-device' not found"),
               std::string::npos);
 }
+
+// Every shipped profile loads; the Ascend units are dies with the BF16 Cube peak as the MFU denominator.
+TEST(PlanCost, ShippedHardwareProfiles) {
+    for (const char* name :
+         {"ascend910b", "ascend910c_die", "cloudmatrix384", "h100", "h800", "h200", "b200", "gb200_nvl72", "a100"}) {
+        SCOPED_TRACE(name);
+        const hardware_profile hw = load_hardware(name);
+        EXPECT_GT(hw.mfu_peak_tflops(), 0);
+        EXPECT_GT(hw.hbm_GB, 0);
+        EXPECT_FALSE(hw.tiers.empty());
+        EXPECT_FALSE(hw.source.empty());
+        EXPECT_EQ(hw.tiers.back().size, 0);  // the outermost tier reaches the whole cluster
+    }
+    for (const char* name : {"ascend910c_die", "cloudmatrix384"}) {
+        const hardware_profile hw = load_hardware(name);
+        EXPECT_DOUBLE_EQ(hw.mfu_peak_tflops(), 353.9);
+        EXPECT_DOUBLE_EQ(hw.hbm_GB, 64);
+        EXPECT_EQ(hw.node_size, 16);
+        EXPECT_EQ(hw.tflops_fp8, 0);
+    }
+    EXPECT_EQ(load_hardware("cloudmatrix384").tier_for_span(512).name, "ub-pod");
+    EXPECT_EQ(load_hardware("ascend910c_die").tier_for_span(512).name, "roce");
+    EXPECT_DOUBLE_EQ(load_hardware("h800").tier_for_span(8).bw_GBps, 200);
+    EXPECT_EQ(load_hardware("gb200_nvl72").tier_for_span(64).name, "nvlink");
+}
