@@ -9,6 +9,7 @@ void register_all(CLI::App& app) {
     register_convert(app);
     register_data(app);
     register_eval(app);
+    register_plan(app);
     register_tokenizer(app);
 }
 

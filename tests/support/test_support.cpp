@@ -1,5 +1,7 @@
 #include "support/test_support.hpp"
 
+#include "trex/base/error.hpp"
+
 #include <sys/wait.h>
 #include <cmath>
 
@@ -10,6 +12,15 @@ namespace trex::test {
 
 std::string source_path(const std::string& rel) {
     return std::string(TREX_SOURCE_DIR) + "/" + rel;
+}
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const trex::error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 std::string trex_binary() {

@@ -1,6 +1,7 @@
 // Helpers shared by the tests.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct command_result {
 };
 // Runs a shell command and captures its output.
 command_result run_command(const std::string& cmd);
+
+// The message of the trex::error `f` throws ("" if it throws none).
+std::string error_of(const std::function<void()>& f);
 
 // ||a - b|| / max(||b||, tiny) over n values.
 double rel_error(const double* a, const double* b, long n);

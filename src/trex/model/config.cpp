@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "trex/base/error.hpp"
+#include "trex/base/json_text.hpp"
 
 namespace trex {
 
@@ -30,22 +31,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// Short one-line rendering of a JSON value for error messages.
-std::string show(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return s;
-}
-
-const char* type_name(const json& v) {
-    if (v.is_null()) return "null";
-    if (v.is_boolean()) return "a boolean";
-    if (v.is_number_integer()) return "an integer";
-    if (v.is_number_float()) return "a float";
-    if (v.is_string()) return "a string";
-    if (v.is_array()) return "an array";
-    return "an object";
-}
 
 [[noreturn]] void key_error(const std::string& source, const std::string& key, const std::string& msg) {
     throw_error(fmt::format("{}: key '{}': {}", source, key, msg));
@@ -72,7 +57,7 @@ struct reader {
 
     int64_t to_int(const json& v, const std::string& key) const {
         if (!v.is_number_integer())
-            key_error(source, key, fmt::format("expected an integer, got {} {}", type_name(v), show(v)));
+            key_error(source, key, fmt::format("expected an integer, got {} {}", json_type_name(v), json_show(v)));
         if (v.is_number_unsigned()) {
             uint64_t u = v.get<uint64_t>();
             if (u > (uint64_t)INT64_MAX) key_error(source, key, fmt::format("value {} is out of range", u));
@@ -103,7 +88,7 @@ struct reader {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_number())
-            key_error(source, prefix + key, fmt::format("expected a number, got {} {}", type_name(*v), show(*v)));
+            key_error(source, prefix + key, fmt::format("expected a number, got {} {}", json_type_name(*v), json_show(*v)));
         double x = v->get<double>();
         if (!std::isfinite(x)) key_error(source, prefix + key, "must be finite");
         if (positive && !(x > 0)) key_error(source, prefix + key, fmt::format("must be > 0 (got {})", x));
@@ -114,27 +99,27 @@ struct reader {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_boolean())
-            key_error(source, prefix + key, fmt::format("expected a boolean, got {} {}", type_name(*v), show(*v)));
+            key_error(source, prefix + key, fmt::format("expected a boolean, got {} {}", json_type_name(*v), json_show(*v)));
         out = v->get<bool>();
     }
     void get_string(const std::string& key, std::string& out, bool required = true) const {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_string())
-            key_error(source, prefix + key, fmt::format("expected a string, got {} {}", type_name(*v), show(*v)));
+            key_error(source, prefix + key, fmt::format("expected a string, got {} {}", json_type_name(*v), json_show(*v)));
         out = v->get<std::string>();
     }
     void get_int_array(const std::string& key, std::vector<int>& out, bool required = true) const {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_array())
-            key_error(source, prefix + key, fmt::format("expected an array, got {} {}", type_name(*v), show(*v)));
+            key_error(source, prefix + key, fmt::format("expected an array, got {} {}", json_type_name(*v), json_show(*v)));
         out.clear();
         for (size_t i = 0; i < v->size(); i++) {
             const json& e = (*v)[i];
             if (!e.is_number_integer())
                 key_error(source, prefix + key,
-                          fmt::format("entry {} must be an integer, got {} {}", i, type_name(e), show(e)));
+                          fmt::format("entry {} must be an integer, got {} {}", i, json_type_name(e), json_show(e)));
             int64_t x = to_int(e, prefix + key);
             if (x < 0) key_error(source, prefix + key, fmt::format("entry {} must be >= 0 (got {})", i, x));
             if (x > INT_MAX) key_error(source, prefix + key, fmt::format("entry {} is out of range ({})", i, x));
@@ -146,7 +131,7 @@ struct reader {
 }  // namespace
 
 model_config config_from_json(const json& j, const std::string& source) {
-    if (!j.is_object()) throw_error(fmt::format("{}: the config must be a JSON object, got {}", source, type_name(j)));
+    if (!j.is_object()) throw_error(fmt::format("{}: the config must be a JSON object, got {}", source, json_type_name(j)));
     model_config cfg;
     reader r{j, source, ""};
 
@@ -184,7 +169,7 @@ model_config config_from_json(const json& j, const std::string& source) {
 
     if (const json* rs = r.find("rope_scaling", false)) {
         if (!rs->is_object())
-            key_error(source, "rope_scaling", fmt::format("expected an object, got {} {}", type_name(*rs), show(*rs)));
+            key_error(source, "rope_scaling", fmt::format("expected an object, got {} {}", json_type_name(*rs), json_show(*rs)));
         reader rr{*rs, source, "rope_scaling."};
         std::string type;
         rr.get_string("type", type, false);
@@ -240,7 +225,7 @@ model_config config_from_json(const json& j, const std::string& source) {
     if (const json* q = r.find("quantization_config", false)) {
         if (!q->is_object())
             key_error(source, "quantization_config",
-                      fmt::format("expected an object, got {} {}", type_name(*q), show(*q)));
+                      fmt::format("expected an object, got {} {}", json_type_name(*q), json_show(*q)));
         cfg.has_fp8_quantization = true;
     }
 

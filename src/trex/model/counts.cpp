@@ -147,6 +147,12 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
     const int64_t S = opt.seq_len;
     const int n_mtp = opt.include_mtp ? cfg.num_nextn_predict_layers : 0;
 
+    const int n_attn_layers = cfg.n_layers() + n_mtp;
+    fb.layer_matmul.assign(n_attn_layers, 0.0);
+    fb.layer_routed.assign(n_attn_layers, 0.0);
+    fb.layer_attention.assign(n_attn_layers, 0.0);
+    fb.layer_indexer.assign(n_attn_layers, 0.0);
+
     // --- matrices applied to each token ---
     double n_mm = 0, n_routed = 0, n_mhc = 0, n_idx = 0, n_head = 0;
     for (const auto& t : inv) {
@@ -154,18 +160,29 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
         if (t.is_embedding) continue;             // a lookup, no FLOPs
         if (ends_with(t.name, ".ape")) continue;  // a position bias, not a matrix
         const double n = (double)t.numel();
+        const bool in_layer = t.layer >= 0 && t.layer < n_attn_layers;
+        double mm = 0;
         if (t.is_head) {
             n_head += n;
         } else if (t.is_indexer) {
             n_idx += n;
+            if (in_layer) fb.layer_indexer[t.layer] += 4 * n;
         } else if (t.expert >= 0) {
-            if (t.expert < K) n_routed += n, n_mm += n;  // K of E experts
+            if (t.expert < K) {  // K of E experts
+                n_routed += n, mm = n;
+                if (in_layer) fb.layer_routed[t.layer] += 6 * n;
+            }
         } else if (contains(t.name, ".h_proj.")) {
-            n_mm += n * cfg.hc_mult;  // applied to each of the n_hc streams
+            mm = n * cfg.hc_mult;  // applied to each of the n_hc streams
         } else {
             if (is_mhc_name(t.name)) n_mhc += n;
-            n_mm += n;
+            mm = n;
         }
+        n_mm += mm;
+        if (in_layer)
+            fb.layer_matmul[t.layer] += 6 * mm;
+        else
+            fb.top_matmul += 6 * mm;
     }
     fb.matmul = 6 * n_mm;
     fb.routed_share = 6 * n_routed;
@@ -177,14 +194,19 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
     const int win = cfg.sliding_window;
     const double hc = (double)cfg.num_attention_heads * cfg.head_dim;
     const double Sd = (double)S;
-    const double window_keys = sum_min_window(S, win) / Sd;
-    const double csa_visible = sum_floor_div(S, 4) / Sd;
-    const double csa_selected = opt.dense_csa ? csa_visible : sum_min_topk(S, cfg.index_topk) / Sd;
+    // causal: mean over positions of the exact key counts; non-causal: the key set of the last position for all
+    const double window_keys =
+        opt.causal ? sum_min_window(S, win) / Sd : (double)std::min<int64_t>(S, (int64_t)win);
+    const double csa_visible = opt.causal ? sum_floor_div(S, 4) / Sd : (double)(S / 4);
+    const double csa_selected =
+        opt.dense_csa ? csa_visible
+                      : (opt.causal ? sum_min_topk(S, cfg.index_topk) / Sd
+                                    : (double)std::min<int64_t>(S / 4, (int64_t)cfg.index_topk));
     std::map<int, double> hca_keys;  // ratio -> mean floor((p+1)/m)
     int n_swa = 0, n_csa = 0;
     std::map<int, int> n_hca;
     double keys_total = 0;
-    const int n_attn_layers = cfg.n_layers() + n_mtp;
+    const double score_per_csa = 6.0 * cfg.index_n_heads * cfg.index_head_dim * csa_visible;
     for (int l = 0; l < n_attn_layers; l++) {
         const int m = cfg.ratio(l);
         double keys = window_keys;
@@ -193,15 +215,17 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
         } else if (m == 4) {
             n_csa++;
             keys += csa_selected;
+            fb.layer_indexer[l] += score_per_csa;
         } else {
-            if (!hca_keys.count(m)) hca_keys[m] = sum_floor_div(S, m) / Sd;
+            if (!hca_keys.count(m)) hca_keys[m] = opt.causal ? sum_floor_div(S, m) / Sd : (double)(S / m);
             n_hca[m]++;
             keys += hca_keys[m];
         }
         keys_total += keys;
+        fb.layer_attention[l] = 12 * hc * keys;
     }
     fb.attention = 12 * hc * keys_total;
-    fb.indexer_score = 6.0 * cfg.index_n_heads * cfg.index_head_dim * csa_visible * n_csa;
+    fb.indexer_score = score_per_csa * n_csa;
     fb.mean_window_keys = window_keys;
     fb.total = fb.matmul + fb.head + fb.attention + fb.indexer_mm + fb.indexer_score;
 
@@ -210,6 +234,7 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
     for (const auto& [m, n] : n_hca) layers += fmt::format(" + {} HCA(m={})", n, m);
     layers += fmt::format(" + {} CSA", n_csa);
     std::string keys = fmt::format("window mean min(p+1,{}) = {:.2f}", win, window_keys);
+    if (!opt.causal) keys = fmt::format("window min(S,{}) = {:.2f}", win, window_keys);
     for (const auto& [m, v] : hca_keys) keys += fmt::format("; HCA adds mean floor((p+1)/{}) = {:.2f}", m, v);
     if (n_csa > 0) {
         if (opt.dense_csa)
@@ -225,11 +250,12 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
         " + sum over {} attention layers ({}) of 12*H*c*n_keys [attention = {}; H*c = {}; mean over p<S: {}]"
         " + 4*N_idx_mm [indexer projections with detached inputs = {}; N_idx_mm = {:.6g}]"
         " + {} CSA layers * 6*H_I*c_I*mean floor((p+1)/4) [indexer scoring = {}]"
-        " = {}. Norms, biases and elementwise ops are not counted; attention is not causal-halved (key sets are "
-        "exact).",
+        " = {}. Norms, biases and elementwise ops are not counted; {}.",
         S, gf(fb.matmul), n_mm, K, cfg.n_routed_experts, gf(fb.routed_share), gf(fb.mhc_share),
         n_mtp > 0 ? fmt::format(", MTP h_proj x{} streams", cfg.hc_mult) : std::string(), gf(fb.head), n_attn_layers,
-        layers, gf(fb.attention), hc, keys, gf(fb.indexer_mm), n_idx, n_csa, gf(fb.indexer_score), gf(fb.total));
+        layers, gf(fb.attention), hc, keys, gf(fb.indexer_mm), n_idx, n_csa, gf(fb.indexer_score), gf(fb.total),
+        opt.causal ? "attention is not causal-halved (key sets are exact)"
+                   : "non-causal: every query sees the key set of position S-1");
     return fb;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trex/model/config.hpp"
 #include "trex/model/inventory.hpp"
@@ -61,6 +62,10 @@ struct flops_options {
     int64_t seq_len = 4096;   // S: one document filling the row; positions 0..S−1
     bool dense_csa = false;   // CSA attends to every visible compressed entry (dense warm-up) instead of top-k
     bool include_mtp = true;  // count the MTP block and its second use of the head
+    // true (the default): position p attends to its causal key set (the exact counts below). false: the non-causal
+    // convention (every query sees the key set of the last position: window min(S, n_win), HCA floor(S/m), CSA
+    // min(k_I, floor(S/4)) or floor(S/4) dense, indexer scoring floor(S/4)), as DeepSeek's "non-causal MFU".
+    bool causal = true;
 };
 
 // Training FLOPs (forward + backward) per token. All fields are per token; total = sum of the non-"share" fields.
@@ -77,6 +82,13 @@ struct flops_breakdown {
     // For reference: mean number of keys per query by ratio class (window, HCA, CSA selected, CSA visible).
     double mean_window_keys = 0;
     std::string formula;  // names every term with its value
+    // Per layer (index l = 0..L−1, then the MTP block(s)), training FLOPs per token, for placing layers on pipeline
+    // stages (trex plan). Their sums plus `top_matmul` and `head` give `total`.
+    std::vector<double> layer_matmul;     // 6·N_mm of the layer's matrices (routed experts K of E)
+    std::vector<double> layer_routed;     //   of which routed experts
+    std::vector<double> layer_attention;  // 12·H·c·n̄_keys
+    std::vector<double> layer_indexer;    // indexer projections (4·N) + scoring
+    double top_matmul = 0;                // matrices outside the blocks (hc_head_fn): 6·N
 };
 
 flops_breakdown training_flops_per_token(const model_config& cfg, const flops_options& opt = {});
