@@ -56,6 +56,8 @@ void register_bench(CLI::App& app) {
             std::printf("%s", format_bench_step(r).c_str());
     });
 
+    register_bench_dist(bench);
+
     auto* tk = bench->add_subcommand("tokenizer", "encode a corpus with trex and HF tokenizers: MB/s and ratio");
     struct tok_args_t {
         tok::bench_tokenizer_options opt;
