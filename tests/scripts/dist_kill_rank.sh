@@ -41,9 +41,18 @@ if kill -0 $launcher 2>/dev/null; then
 fi
 wait $launcher || status=$?
 elapsed=$(( $(date +%s) - t0 ))
+# a stopped process acts on the termination signal mpirun sent it only once it runs again
+[ "$mode" = hang ] && kill -CONT "$victim" 2>/dev/null || true
 for p in "$victim" "$survivor"; do
-  if kill -0 "$p" 2>/dev/null; then echo "FAIL: rank pid $p still alive"; kill -KILL "$p"; exit 1; fi
+  for _ in $(seq 1 100); do
+    [ -e "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] || break
+    sleep 0.1
+  done
+  if [ -e "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ]; then
+    echo "FAIL: rank pid $p still alive 10 s after mpirun ended"; kill -KILL "$p"; exit 1
+  fi
 done
+elapsed=$(( $(date +%s) - t0 ))
 grep -v '^dist:\|^zero:\|^train:' "$work/log" | tail -8
 [ "$status" -ne 0 ] || { echo "FAIL: mpirun exited 0"; exit 1; }
 if [ "$mode" = kill ]; then

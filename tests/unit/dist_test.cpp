@@ -142,7 +142,7 @@ TEST(DistZero, PlanKeepsMuonMatricesWholeAndBalances) {
 
 // ZeRO-1 on one rank is the single-process optimizer: same updates, bitwise, over several steps with clipping.
 TEST(DistZero, OneRankIsBitwiseTheSingleProcessOptimizer) {
-    auto cfg = tiny();
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
     trex::param_store a(cfg), b(cfg);
     a.init(3);
     b.init(3);
