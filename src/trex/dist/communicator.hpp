@@ -71,6 +71,10 @@ class communicator {
     virtual handle recv_async(void* buf, int64_t count, dtype t, int source, int tag) = 0;
     virtual handle barrier_async() = 0;
 
+    // May one other thread drive handles (test()) while this thread makes no communicator call? (MPI: initialised
+    // with MPI_THREAD_SERIALIZED or better.) Used to progress transfers while computation overlaps them.
+    virtual bool helper_thread_ok() const { return true; }
+
     // A communicator over the ranks passing the same color, ordered by key (MPI_Comm_split).
     virtual std::unique_ptr<communicator> split(int color, int key) = 0;
 

@@ -1,6 +1,9 @@
 #include "trex/dist/expert_parallel.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
@@ -88,6 +91,23 @@ std::vector<expert_parallel::block> expert_parallel::source_blocks(const layer_s
     return out;
 }
 
+void expert_parallel::run_overlapped(handle& h, const std::function<void()>& work) {
+    if (!ep_.helper_thread_ok()) {
+        work();
+        return;
+    }
+    // MPI progresses a transfer only inside MPI calls: a helper thread tests the handle while this thread computes
+    // (it makes no MPI call until the helper has stopped, as MPI_THREAD_SERIALIZED requires)
+    std::atomic<bool> stop{false};
+    std::thread helper([&] {
+        while (!stop.load(std::memory_order_acquire) && !h->test())
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+    });
+    work();
+    stop.store(true, std::memory_order_release);
+    helper.join();
+}
+
 void expert_parallel::wait(handle& h) {
     const double t0 = now_seconds();
     h->wait();
@@ -114,7 +134,7 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
     recv_.resize(M * width);
     if (!overlap_) overlap();
     handle h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), width);
-    if (overlap_) overlap();
+    if (overlap_) run_overlapped(h, overlap);
     wait(h);
     // received rows are peer-major; the experts want them expert-major
     L.expert_rows.assign(P + 1, 0);
@@ -178,7 +198,7 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     recv_.resize(M * d);
     if (!overlap_) overlap();
     handle h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), d);
-    if (overlap_) overlap();
+    if (overlap_) run_overlapped(h, overlap);
     wait(h);
     std::vector<float> dyp(M * d), dh(M * I), da13(M * 2 * I), dxp(M * d), dwt(M);
 #pragma omp parallel for schedule(static)

@@ -71,6 +71,7 @@ class expert_parallel : public expert_dispatcher {
     };
     std::vector<block> source_blocks(const layer_state& L) const;
     void wait(handle& h);
+    void run_overlapped(handle& h, const std::function<void()>& work);
 
     communicator& ep_;
     int experts_per_rank_ = 1;

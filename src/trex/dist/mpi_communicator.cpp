@@ -43,6 +43,8 @@ std::string mpi_error_string(int rc) {
     return std::string(buf, len);
 }
 
+int g_thread_level = MPI_THREAD_SINGLE;
+
 void finalize_at_exit() {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -80,6 +82,7 @@ class mpi_communicator : public communicator {
     int rank() const override { return rank_; }
     int size() const override { return size_; }
     std::string backend() const override { return "MPI"; }
+    bool helper_thread_ok() const override { return g_thread_level >= MPI_THREAD_SERIALIZED; }
 
     void check(int rc, const std::string& what) {
         if (rc != MPI_SUCCESS) abort(fmt::format("rank {}: {} failed: {}", rank_, what, mpi_error_string(rc)));
@@ -208,8 +211,10 @@ std::unique_ptr<communicator> make_world_communicator() {
     MPI_Initialized(&initialized);
     if (!initialized) {
         int provided = 0;
-        if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        // SERIALIZED: a helper thread may progress a transfer while the main thread computes (never concurrently)
+        if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
             throw error("MPI_Init_thread failed (is this process started by mpirun?)");
+        g_thread_level = provided;
         std::atexit(finalize_at_exit);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
