@@ -46,18 +46,28 @@ std::vector<int64_t> ep_route::recv_counts(int64_t width) const {
     return per_peer(recv_rows, peers, experts_per_rank, width);
 }
 
-ep_route make_route(communicator& ep, const std::vector<int64_t>& expert_offset, int experts_per_rank) {
+ep_route route_of(const std::vector<int64_t>& expert_offset, int peers, int experts_per_rank) {
     ep_route r;
-    r.peers = ep.size();
+    r.peers = peers;
     r.experts_per_rank = experts_per_rank;
     const int E = r.peers * experts_per_rank;
     TREX_CHECK((int)expert_offset.size() == E + 1, "expert parallelism: {} experts routed, {} expected",
                expert_offset.size() - 1, E);
     r.send_rows.resize(E);
-    r.recv_rows.resize(E);
+    r.recv_rows.assign(E, 0);
     for (int e = 0; e < E; e++) r.send_rows[e] = expert_offset[e + 1] - expert_offset[e];
-    const std::vector<int64_t> c(r.peers, experts_per_rank);
-    ep.all_to_all_v(r.send_rows.data(), c, displs(c), r.recv_rows.data(), c, displs(c), dtype::i64);
+    return r;
+}
+
+handle start_route_exchange(communicator& ep, ep_route& route) {
+    const std::vector<int64_t> c(route.peers, route.experts_per_rank);
+    return ep.all_to_all_v_async(route.send_rows.data(), c, displs(c), route.recv_rows.data(), c, displs(c),
+                                 dtype::i64);
+}
+
+ep_route make_route(communicator& ep, const std::vector<int64_t>& expert_offset, int experts_per_rank) {
+    ep_route r = route_of(expert_offset, ep.size(), experts_per_rank);
+    start_route_exchange(ep, r)->wait();
     return r;
 }
 
@@ -91,17 +101,22 @@ std::vector<expert_parallel::block> expert_parallel::source_blocks(const layer_s
     return out;
 }
 
-void expert_parallel::run_overlapped(handle& h, const std::function<void()>& work) {
+void expert_parallel::run_overlapped(handle& first, const std::function<void()>& work,
+                                     const std::function<void()>& then, handle& second) {
     if (!ep_.helper_thread_ok()) {
         work();
         return;
     }
-    // MPI progresses a transfer only inside MPI calls: a helper thread tests the handle while this thread computes
-    // (it makes no MPI call until the helper has stopped, as MPI_THREAD_SERIALIZED requires)
+    // MPI progresses a transfer only inside MPI calls: a helper thread tests `first` while this thread computes,
+    // starts `then` (which sets `second`) once it completes, and tests `second`. This thread makes no MPI call until
+    // the helper has stopped, as MPI_THREAD_SERIALIZED requires.
     std::atomic<bool> stop{false};
     std::thread helper([&] {
-        while (!stop.load(std::memory_order_acquire) && !h->test())
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        auto idle = [] { std::this_thread::sleep_for(std::chrono::microseconds(50)); };
+        while (!stop.load(std::memory_order_acquire) && !first->test()) idle();
+        if (stop.load(std::memory_order_acquire) || !then) return;
+        then();
+        while (!stop.load(std::memory_order_acquire) && !second->test()) idle();
     });
     work();
     stop.store(true, std::memory_order_release);
@@ -121,7 +136,7 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
     const int P = experts_per_rank_, first = ep_.rank() * P;
     cpu::moe_build_permutation(st, sel, N, E, K);
     layer_state& L = layers_[layer];
-    L.route = make_route(ep_, st.expert_offset, P);
+    L.route = route_of(st.expert_offset, ep_.size(), P);
     // dispatch: expert-sorted rows of x with their routing weight in the last column
     send_.resize(NK * width);
 #pragma omp parallel for schedule(static)
@@ -130,12 +145,22 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
         std::memcpy(send_.data() + r * width, x + (int64_t)(slot / K) * d, d * sizeof(float));
         send_[r * width + d] = weight[slot];
     }
-    const int64_t M = L.route.received();
-    recv_.resize(M * width);
+    // the row counts, then the rows; with overlap both travel while the shared expert runs (a peer that is still
+    // computing is hidden as well as the transfer)
     if (!overlap_) overlap();
-    handle h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), width);
-    if (overlap_) run_overlapped(h, overlap);
+    handle counts = start_route_exchange(ep_, L.route);
+    handle h;
+    auto start_rows = [&] {
+        recv_.resize(L.route.received() * width);
+        h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), width);
+    };
+    if (overlap_) run_overlapped(counts, overlap, start_rows, h);
+    if (!h) {
+        wait(counts);
+        start_rows();
+    }
     wait(h);
+    const int64_t M = L.route.received();
     // received rows are peer-major; the experts want them expert-major
     L.expert_rows.assign(P + 1, 0);
     for (int j = 0; j < P; j++) {
@@ -198,7 +223,8 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     recv_.resize(M * d);
     if (!overlap_) overlap();
     handle h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), d);
-    if (overlap_) run_overlapped(h, overlap);
+    handle none;
+    if (overlap_) run_overlapped(h, overlap, nullptr, none);
     wait(h);
     std::vector<float> dyp(M * d), dh(M * I), da13(M * 2 * I), dxp(M * d), dwt(M);
 #pragma omp parallel for schedule(static)

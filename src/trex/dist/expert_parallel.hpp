@@ -29,7 +29,11 @@ struct ep_route {
     std::vector<int64_t> send_counts(int64_t width) const, recv_counts(int64_t width) const;
 };
 
-// Exchanges the per-expert row counts (a small blocking all-to-all) and returns the route.
+// The send side of a route from the expert-sorted permutation's offsets [E+1] (recv_rows still zero).
+ep_route route_of(const std::vector<int64_t>& expert_offset, int peers, int experts_per_rank);
+// Starts exchanging the per-expert row counts (a small all-to-all) into route.recv_rows.
+handle start_route_exchange(communicator& ep, ep_route& route);
+// Both, blocking.
 ep_route make_route(communicator& ep, const std::vector<int64_t>& expert_offset, int experts_per_rank);
 // Starts sending `rows` (route.sent() rows of width floats, peer-major) to the owners; `out` receives
 // route.received() rows, peer-major.
@@ -71,7 +75,10 @@ class expert_parallel : public expert_dispatcher {
     };
     std::vector<block> source_blocks(const layer_state& L) const;
     void wait(handle& h);
-    void run_overlapped(handle& h, const std::function<void()>& work);
+    // Runs `work` while a helper thread progresses `first`, then (if given) starts `then`, which sets `second`, and
+    // progresses that too.
+    void run_overlapped(handle& first, const std::function<void()>& work, const std::function<void()>& then,
+                        handle& second);
 
     communicator& ep_;
     int experts_per_rank_ = 1;

@@ -7,7 +7,7 @@
 namespace trex::dist {
 
 std::string device_mesh::layout() const {
-    return fmt::format("tp {} x pp {} x dp {} | experts: ep {} x expert-dp {}", tp, pp, dp, ep, edp);
+    return fmt::format("tp {} x pp {} x dp {}, experts ep {} x edp {}", tp, pp, dp, ep, edp);
 }
 
 std::string device_mesh::describe(const model_config& cfg) const {

@@ -26,7 +26,7 @@ struct device_mesh {
     // The routed experts this rank holds: [first, first + count).
     int expert_first(const model_config& cfg) const { return ep_rank * (cfg.n_routed_experts / ep); }
     int expert_count(const model_config& cfg) const { return cfg.n_routed_experts / ep; }
-    // "tp 1 × pp 1 × dp 2 | experts: ep 2 × edp 1", one line.
+    // "tp 1 x pp 1 x dp 2, experts ep 2 x edp 1", one line.
     std::string layout() const;
     // The layout line and one line per rank with its coordinates.
     std::string describe(const model_config& cfg) const;
