@@ -11,6 +11,7 @@ void register_bench_dist(CLI::App* bench);  // bench_dist.cpp: `trex bench dist`
 void register_train(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_data(CLI::App& app);
+void register_data_tokenize(CLI::App* data);  // `data tokenize` (data_tokenize.cpp)
 void register_tokenizer(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).

@@ -4,6 +4,8 @@
 //   trex data decontam --data DIR|FILE --against FILE... [--n 13] [--drop]   n-gram overlap report (JSON)
 //   trex data stats DIR [--json]                               distributions from manifest.json and sft.jsonl
 //   trex data families                                         the problem families with their domains
+//   trex data tokenize --input PATH... --out DIR ...            documents / chat messages into token shards
+//                                                              (apps/trex/data_tokenize.cpp)
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -110,7 +112,7 @@ void run_stats_cmd(const data_options& o) {
 
 void register_data(CLI::App& app) {
     auto opt = std::make_shared<data_options>();
-    CLI::App* data = app.add_subcommand("data", "solver-verified OR data: build, decontam, stats, families");
+    CLI::App* data = app.add_subcommand("data", "data: OR data build, decontam, stats, families; tokenize into shards");
     data->require_subcommand(1);
 
     CLI::App* build = data->add_subcommand("build", "generate, verify, render and package OR data from a config");
@@ -135,6 +137,8 @@ void register_data(CLI::App& app) {
     stats->add_option("dir", opt->dir, "build directory")->required();
     stats->add_flag("--json", opt->json, "print JSON");
     stats->callback([opt] { run_stats_cmd(*opt); });
+
+    register_data_tokenize(data);
 
     CLI::App* fams = data->add_subcommand("families", "list the problem families");
     fams->callback([] {

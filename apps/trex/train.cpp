@@ -15,7 +15,7 @@ void register_train(CLI::App& app) {
         std::string config;
         std::vector<std::string> sets;
         std::string resume, out;
-        int64_t steps = 0;
+        int64_t steps = -1;             // -1: not given
         int tp = -1, pp = -1, ep = -1;  // -1: not given
     };
     auto a = std::make_shared<args_t>();
@@ -30,7 +30,7 @@ void register_train(CLI::App& app) {
     cmd->callback([a]() {
         std::vector<std::string> sets = a->sets;
         if (!a->resume.empty()) sets.push_back("run.resume=\"" + a->resume + "\"");
-        if (a->steps > 0) sets.push_back("run.steps=" + std::to_string(a->steps));
+        if (a->steps >= 0) sets.push_back("run.steps=" + std::to_string(a->steps));
         if (!a->out.empty()) sets.push_back("run.out_dir=\"" + a->out + "\"");
         if (a->tp != -1) sets.push_back("dist.tp=" + std::to_string(a->tp));
         if (a->pp != -1) sets.push_back("dist.pp=" + std::to_string(a->pp));

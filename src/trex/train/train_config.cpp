@@ -18,7 +18,7 @@ const std::map<std::string, std::set<std::string>>& known_keys() {
     static const std::map<std::string, std::set<std::string>> k = {
         {"run", {"name", "out_dir", "mode", "seed", "steps", "resume"}},
         {"model", {"config", "init_from", "init_std", "recompute"}},
-        {"data", {"batch", "seq", "grad_accum", "pad_id", "sources"}},
+        {"data", {"batch", "seq", "grad_accum", "pad_id", "sources", "tokenizer", "train_on", "chat_thinking"}},
         {"optim",
          {"kind", "lr", "min_lr", "warmup", "decay_start", "total", "weight_decay", "clip_grad_norm", "beta1", "beta2",
           "eps", "muon_momentum", "muon_nesterov", "muon_update_rms", "ns_fast_steps", "ns_stable_steps"}},
@@ -159,6 +159,9 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     int64_t pad = c.pad_id;
     r.get("data", "pad_id", pad);
     c.pad_id = (int32_t)pad;
+    r.get("data", "tokenizer", c.tokenizer);
+    r.get("data", "train_on", c.train_on);
+    r.get("data", "chat_thinking", c.chat_thinking);
     if (const auto* n = r.node("data", "sources")) {
         TREX_CHECK(n->is_array_of_tables(), "{}: key 'data.sources': expected an array of tables", source);
         int i = 0;
@@ -229,6 +232,19 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     TREX_CHECK(c.batch > 0 && c.seq > 0 && c.grad_accum > 0, "{}: keys 'data.batch/seq/grad_accum': must be positive",
                source);
     TREX_CHECK(c.schedule.peak > 0, "{}: key 'optim.lr': must be positive", source);
+    TREX_CHECK(c.train_on == "all" || c.train_on == "last", "{}: key 'data.train_on': 'all' or 'last', got '{}'",
+               source, c.train_on);
+    for (size_t i = 0; i < c.sources.size(); i++) {
+        const std::string& k = c.sources[i].kind;
+        TREX_CHECK(k == "synthetic-chain" || k == "shards" || k == "text" || k == "jsonl" || k == "messages" ||
+                       k == "documents",
+                   "{}: key 'data.sources[{}].kind': one of synthetic-chain, shards, text, jsonl, messages, documents; "
+                   "got '{}'",
+                   source, i, k);
+        TREX_CHECK(k == "synthetic-chain" || !c.sources[i].path.empty(), "{}: key 'data.sources[{}].path': required "
+                   "for a '{}' source", source, i, k);
+        TREX_CHECK(c.sources[i].weight > 0, "{}: key 'data.sources[{}].weight': must be positive", source, i);
+    }
     TREX_CHECK(c.optim.kind == "muon" || c.optim.kind == "adamw", "{}: key 'optim.kind': 'muon' or 'adamw', got '{}'",
                source, c.optim.kind);
     TREX_CHECK(c.checkpoint_every >= 0 && c.keep_last >= 1, "{}: keys 'checkpoint.every/keep_last' out of range",

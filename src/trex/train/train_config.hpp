@@ -12,7 +12,10 @@
 namespace trex {
 
 struct data_source_config {
-    std::string kind;    // "synthetic-chain" (more kinds come with the tokenizer: text, jsonl, messages, shards)
+    // "synthetic-chain" (a learnable corpus, no files), "shards" (.tshard files from `trex data tokenize`), or
+    // "text" / "jsonl" / "messages" / "documents" (= auto by extension): files tokenized with data.tokenizer into
+    // <out_dir>/data/source-<i>/ at start-up (reused while inputs, tokenizer and options are unchanged)
+    std::string kind;
     std::string path;    // file or directory (unused by synthetic-chain)
     double weight = 1.0;
 };
@@ -34,6 +37,9 @@ struct train_config {
     // [data]
     int64_t batch = 8, seq = 256, grad_accum = 1;
     int32_t pad_id = 1;
+    std::string tokenizer;             // tokenizer.json of text/jsonl/messages sources ("" = the DeepSeek-V4 one)
+    std::string train_on = "all";      // messages: train on all assistant messages, or only the last
+    bool chat_thinking = false;        // messages: DeepSeek-V4 thinking mode
     std::vector<data_source_config> sources;
     // [optim]
     optim_config optim;

@@ -22,6 +22,7 @@
 #include "trex/dist/context.hpp"
 #include "trex/dist/expert_parallel.hpp"
 #include "trex/io/hf_checkpoint.hpp"
+#include "trex/data/tokenize.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
@@ -50,7 +51,32 @@ std::unique_ptr<document_source> make_one_source(const data_source_config& s, co
         TREX_CHECK(!s.path.empty(), "data: a 'shards' source needs a path (a .tshard file or a directory of them)");
         return std::make_unique<shard_source>(std::vector<std::string>{s.path}, cfg.seed, id, (uint32_t)mc.vocab_size);
     }
-    throw error(fmt::format("data: unknown source kind '{}' (supported: synthetic-chain, shards)", s.kind));
+    // text / jsonl / messages / documents: tokenized once into the run directory, then read as shards
+    tokenize_options t;
+    t.inputs = {s.path};
+    t.format = s.kind == "documents" ? "auto" : s.kind;
+    t.tokenizer = cfg.tokenizer;
+    t.out_dir = (fs::path(cfg.out_dir) / "data" / fmt::format("source-{}", id)).string();
+    t.max_vocab = (uint32_t)mc.vocab_size;
+    t.chat.train_last_only = cfg.train_on == "last";
+    t.chat.thinking = cfg.chat_thinking;
+    t.force = true;
+    t.show_progress = true;
+    const std::string fp = tokenize_fingerprint(t);
+    bool fresh = false;
+    try {
+        const std::string manifest = (fs::path(t.out_dir) / "manifest.json").string();
+        fresh = fs::exists(manifest) && nlohmann::json::parse(read_file(manifest)).value("fingerprint", "") == fp;
+    } catch (const std::exception&) {
+        fresh = false;  // unreadable manifest: tokenize again
+    }
+    if (!fresh) {
+        const tokenize_summary ts = tokenize_to_shards(t);
+        std::fprintf(stderr, "data: source %llu (%s %s): %lld documents, %lld tokens (%lld trained on) -> %s\n",
+                     (unsigned long long)id, s.kind.c_str(), s.path.c_str(), (long long)ts.documents,
+                     (long long)ts.tokens, (long long)ts.target_tokens, t.out_dir.c_str());
+    }
+    return std::make_unique<shard_source>(std::vector<std::string>{t.out_dir}, cfg.seed, id, (uint32_t)mc.vocab_size);
 }
 
 std::unique_ptr<document_source> make_source(const train_config& cfg, const model_config& mc) {
@@ -115,7 +141,17 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         model.set_expert_dispatcher(ep.get());
     }
     dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P));
-    packer data(make_source(cfg, mc), cfg.mode, cfg.pad_id);
+    // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
+    std::unique_ptr<document_source> source;
+    if (root) source = make_source(cfg, mc);
+    {
+        const double t = world.timeout_seconds;  // tokenizing may take long: the others wait without a deadline
+        world.timeout_seconds = 7 * 86400.0;
+        world.barrier();
+        world.timeout_seconds = t;
+    }
+    if (!root) source = make_source(cfg, mc);
+    packer data(std::move(source), cfg.mode, cfg.pad_id);
     if (world.size() > 1) {
         if (root) fmt::print(stderr, "{}", dc.mesh.describe(mc));
         world.barrier();
@@ -262,11 +298,12 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         // same everywhere) and computes its own
         std::vector<double> mine((size_t)kLossFields * cfg.grad_accum, 0.0);
         std::vector<std::vector<int64_t>> load;
-        int64_t step_tokens = 0;
+        int64_t step_tokens = 0, step_targets = 0;
         int64_t own = 0;
         for (int64_t m = 0; m < micro_total; m++) {
             data.next(batch, cfg.batch, cfg.seq);
             step_tokens += batch.B * batch.S;
+            step_targets += batch.target_tokens;
             if (m % dp != dp_rank) continue;
             if (own > 0) P.zero_grads();
             const step_result r = model.step(batch.view(), so);
@@ -336,6 +373,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             j["clip_scale"] = os.clip_scale;
             j["lr"] = lr;
             j["tokens"] = tokens_seen;
+            j["target_tokens"] = step_targets;  // labels the LM loss averages over (SFT: assistant tokens)
             j["step_seconds"] = dt;
             j["tokens_per_s"] = tps;
             j["mfu"] = fb.total * tps / (peak.gflops * world.size() * 1e9);
