@@ -237,3 +237,18 @@ TEST(DistExpertParallel, OneRankRoundTripMatchesTheKernel) {
     for (int e = 0; e < 2 * E; e++)
         EXPECT_LT(trex::test::rel_error(G2[e].data(), G1[e].data(), (long)G1[e].size()), 1e-6) << e;
 }
+
+// Bad layouts are one-line errors naming the flag, exit status 1 (one process: the world size is 1).
+TEST(DistCli, BadLayoutsNameTheFlag) {
+    const std::string t = trex::test::trex_binary() + " train --steps 1 --out /tmp/trex_dist_cli_unused ";
+    auto r = trex::test::run_command(t + "--ep 2 2>&1");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("trex: error: --ep 2 does not divide the 1 ranks of a pipeline stage"), std::string::npos)
+        << r.out;
+    r = trex::test::run_command(t + "--pp 2 2>&1");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("--tp 1 x --pp 2 = 2 does not divide the world size 1"), std::string::npos) << r.out;
+    r = trex::test::run_command(t + "--set dist.timeout=0 2>&1");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("key 'dist.timeout'"), std::string::npos) << r.out;
+}
