@@ -17,6 +17,8 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--seq", o->seq, "tokens per row")->capture_default_str();
     cmd->add_option("--steps", o->steps, "timed steps (the median is reported)")->capture_default_str();
     cmd->add_option("--warmup", o->warmup, "untimed steps before")->capture_default_str();
+    cmd->add_option("--rounds", o->rounds, "times every layout runs, in turn (rows: medians over rounds)")
+        ->capture_default_str();
     cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
     cmd->callback([o]() {
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();

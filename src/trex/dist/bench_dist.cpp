@@ -81,23 +81,42 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
     if (eps.empty())
         for (int ep = 1; ep <= world.size(); ep++)
             if (world.size() % ep == 0 && mc.n_routed_experts % ep == 0) eps.push_back(ep);
-    std::vector<dist_bench_row> rows;
-    for (int ep : eps) {
-        if (ep == 1) {
-            rows.push_back(bench_layout(world, mc, 1, false, opt));
-            continue;
+    // the layouts run in turn, `rounds` times (so that a burst of load on a shared machine hits them alike); each
+    // row is the median over the rounds of the per-round medians
+    std::vector<std::vector<dist_bench_row>> runs;
+    for (int round = 0; round < std::max(opt.rounds, 1); round++) {
+        std::vector<dist_bench_row> rows;
+        for (int ep : eps) {
+            if (ep == 1) {
+                rows.push_back(bench_layout(world, mc, 1, false, opt));
+                continue;
+            }
+            rows.push_back(bench_layout(world, mc, ep, false, opt));
+            rows.push_back(bench_layout(world, mc, ep, true, opt));
         }
-        rows.push_back(bench_layout(world, mc, ep, false, opt));
-        rows.push_back(bench_layout(world, mc, ep, true, opt));
+        runs.push_back(rows);
+    }
+    std::vector<dist_bench_row> rows = runs[0];
+    for (size_t i = 0; i < rows.size(); i++) {
+        auto med = [&](double dist_bench_row::*f) {
+            std::vector<double> v;
+            for (const auto& r : runs) v.push_back(r[i].*f);
+            return median(v);
+        };
+        rows[i].step = med(&dist_bench_row::step);
+        rows[i].compute = med(&dist_bench_row::compute);
+        rows[i].exposed = med(&dist_bench_row::exposed);
+        rows[i].ep_exposed = med(&dist_bench_row::ep_exposed);
+        rows[i].sync_exposed = med(&dist_bench_row::sync_exposed);
     }
     return rows;
 }
 
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
     std::string s = fmt::format(
-        "trex bench dist: {} rank(s), {}x{} tokens per rank, median of {} steps (slowest rank); exposed = time "
-        "blocked in communication waits\n\n",
-        world, opt.batch, opt.seq, opt.steps);
+        "trex bench dist: {} rank(s), {}x{} tokens per rank, median over {} round(s) of the median of {} steps "
+        "(slowest rank); exposed = time blocked in communication waits\n\n",
+        world, opt.batch, opt.seq, opt.rounds, opt.steps);
     s +=
         "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | grad sync ms |\n";
     s += "|---|---|---:|---:|---:|---:|---:|\n";

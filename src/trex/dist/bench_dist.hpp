@@ -13,7 +13,8 @@ namespace trex::dist {
 struct dist_bench_options {
     std::string config;  // "" = the embedded v4-tiny
     int64_t batch = 2, seq = 256;
-    int steps = 4, warmup = 1;
+    int steps = 3, warmup = 1;
+    int rounds = 3;        // every layout runs once per round; rows are medians over the rounds
     std::vector<int> eps;  // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
 };
 

@@ -111,6 +111,19 @@ class communicator {
     comm_stats stats;
 };
 
+// Sets a communicator's timeout for a scope (e.g. a barrier while rank 0 writes a checkpoint or tokenizes data).
+class timeout_scope {
+   public:
+    timeout_scope(communicator& c, double seconds) : c_(c), saved_(c.timeout_seconds) { c.timeout_seconds = seconds; }
+    ~timeout_scope() { c_.timeout_seconds = saved_; }
+    timeout_scope(const timeout_scope&) = delete;
+    timeout_scope& operator=(const timeout_scope&) = delete;
+
+   private:
+    communicator& c_;
+    double saved_;
+};
+
 // The world communicator: MPI when the process was started by an MPI launcher (mpirun/srun set the PMIx/OMPI
 // environment), otherwise the single-process communicator. The MPI backend initialises MPI on first use and
 // finalises it at exit.

@@ -145,10 +145,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     std::unique_ptr<document_source> source;
     if (root) source = make_source(cfg, mc);
     {
-        const double t = world.timeout_seconds;  // tokenizing may take long: the others wait without a deadline
-        world.timeout_seconds = 7 * 86400.0;
+        dist::timeout_scope long_wait(world, 86400.0);  // tokenizing may take hours: the others just wait
         world.barrier();
-        world.timeout_seconds = t;
     }
     if (!root) source = make_source(cfg, mc);
     packer data(std::move(source), cfg.mode, cfg.pad_id);
@@ -263,6 +261,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             const optim_state_ref ref{cfg.optim.kind, m.data(), v.data()};
             last_ckpt = save_checkpoint_state(cfg.out_dir, P, &ref, cs, cfg.keep_last);
         }
+        // a large checkpoint may take rank 0 a while
+        dist::timeout_scope long_wait(world, std::max(world.timeout_seconds, 3600.0));
         world.barrier();
     };
 
