@@ -41,6 +41,8 @@ packages=(
   # OR solvers (trex data): COIN-OR Cbc/Clp/Osi, GLPK (library, glpsol + MathProg examples, manual text)
   coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcoinutils-dev coinor-libcbc-doc
   libglpk-dev glpk-utils glpk-doc
+  # trex eval: HTTP(S) client for OpenAI-compatible endpoints (and the loopback test server)
+  libcpp-httplib-dev libssl-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,11 +1,14 @@
 // trex bench step: forward + backward timing, MFU against the measured FMA peak, optional PyTorch eager peer.
 // trex bench tokenizer: MB/s of trex's tokenizer (1 and 2 threads) and of HF tokenizers on the same corpus.
+// trex bench dist (bench_dist.cpp): distributed step time, compute vs exposed communication, per layout.
+// trex bench eval: judging throughput of trex eval on replayed answers (LP in-process, Python sandboxed).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/embedded_config.hpp"
+#include "trex/eval/bench_eval.hpp"
 #include "trex/tokenizer/bench.hpp"
 #include "trex/train/bench_step.hpp"
 
@@ -57,6 +60,27 @@ void register_bench(CLI::App& app) {
     });
 
     register_bench_dist(bench);
+
+    auto* ev = bench->add_subcommand("eval", "judging throughput of trex eval on replayed answers");
+    struct eval_args_t {
+        trex::eval::bench_eval_options opt;
+        bool json = false;
+    };
+    auto eargs = std::make_shared<eval_args_t>();
+    ev->add_option("--lp", eargs->opt.lp, "LP-file answers (in-process solvers)")->capture_default_str();
+    ev->add_option("--python", eargs->opt.python, "Python answers (sandboxed; half PuLP, half gurobipy shim)")
+        ->capture_default_str();
+    ev->add_option("--workers", eargs->opt.workers, "judge threads (0: cores)")->capture_default_str();
+    ev->add_option("--python-exe", eargs->opt.python_exe, "Python with PuLP (default: .venv / TREX_PYTHON)");
+    ev->add_option("--dir", eargs->opt.dir, "keep the synthetic benchmark and the runs here");
+    ev->add_flag("--json", eargs->json, "print one JSON object");
+    ev->callback([eargs]() {
+        const trex::eval::bench_eval_result r = trex::eval::run_bench_eval(eargs->opt);
+        if (eargs->json)
+            std::printf("%s\n", trex::eval::bench_eval_json(r).dump().c_str());
+        else
+            std::printf("%s", trex::eval::format_bench_eval(r).c_str());
+    });
 
     auto* tk = bench->add_subcommand("tokenizer", "encode a corpus with trex and HF tokenizers: MB/s and ratio");
     struct tok_args_t {

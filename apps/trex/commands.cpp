@@ -8,6 +8,7 @@ void register_all(CLI::App& app) {
     register_train(app);
     register_convert(app);
     register_data(app);
+    register_eval(app);
     register_tokenizer(app);
 }
 

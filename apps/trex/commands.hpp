@@ -12,6 +12,7 @@ void register_train(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_data(CLI::App& app);
 void register_data_tokenize(CLI::App* data);  // `data tokenize` (data_tokenize.cpp)
+void register_eval(CLI::App& app);
 void register_tokenizer(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trex/base/files.hpp"
+#include "trex/base/html.hpp"
 
 namespace fs = std::filesystem;
 
@@ -16,16 +17,7 @@ namespace trex {
 
 namespace {
 
-std::string esc(const std::string& s) {
-    std::string o;
-    for (char c : s) {
-        if (c == '<') o += "&lt;";
-        else if (c == '>') o += "&gt;";
-        else if (c == '&') o += "&amp;";
-        else o += c;
-    }
-    return o;
-}
+std::string esc(const std::string& s) { return html_escape(s); }
 
 double nice_step(double range, int ticks) {
     const double raw = range / std::max(ticks, 1);

@@ -1,0 +1,492 @@
+#include "trex/eval/run.hpp"
+
+#include <fmt/format.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
+#include "trex/base/progress.hpp"
+#include "trex/base/timer.hpp"
+#include "trex/eval/extract.hpp"
+#include "trex/eval/prompts.hpp"
+
+namespace trex::eval {
+
+namespace fs = std::filesystem;
+
+std::string completion_key(const std::string& backend_identity, const std::vector<chat_message>& msgs,
+                           const gen_params& p, int sample) {
+    std::string s = backend_identity;
+    s += '\x1f';
+    for (const auto& m : msgs) {
+        s += m.role;
+        s += '\x1e';
+        s += m.content;
+        s += '\x1f';
+    }
+    s += fmt::format("t={};p={};m={};s={};i={}", p.temperature, p.top_p, p.max_tokens, p.seed, sample);
+    const XXH128_hash_t h = XXH3_128bits(s.data(), s.size());
+    return fmt::format("{:016x}{:016x}", h.high64, h.low64);
+}
+
+namespace {
+
+// ---- the completion cache: <out>/completions.jsonl, one line per sample, appended and flushed as they arrive
+class completion_cache {
+   public:
+    completion_cache(const std::string& path, bool enabled) : path_(path), enabled_(enabled) {
+        if (!enabled) return;
+        std::ifstream in(path);
+        std::string line;
+        long torn = 0;
+        while (std::getline(in, line)) {
+            if (line.empty()) continue;
+            try {
+                const ojson j = ojson::parse(line);
+                map_[j.at("key").get<std::string>()] = j.at("completion").get<std::string>();
+            } catch (const std::exception&) {
+                torn++;  // a line cut by an interruption
+            }
+        }
+        if (torn) std::fprintf(stderr, "trex eval: %s: %ld unreadable line(s) ignored (interrupted write)\n", path.c_str(), torn);
+        // a torn last line must not glue onto the next append
+        f_ = std::fopen(path.c_str(), "ab");
+        TREX_CHECK(f_ != nullptr, "{}: cannot open for appending", path);
+        if (std::ftell(f_) > 0) {
+            std::FILE* r = std::fopen(path.c_str(), "rb");
+            if (r) {
+                std::fseek(r, -1, SEEK_END);
+                if (std::fgetc(r) != '\n') std::fputc('\n', f_);
+                std::fclose(r);
+            }
+        }
+    }
+    ~completion_cache() {
+        if (f_) std::fclose(f_);
+    }
+    bool get(const std::string& key, std::string* out) const {
+        auto it = map_.find(key);
+        if (it == map_.end()) return false;
+        *out = it->second;
+        return true;
+    }
+    void put(const std::string& key, const std::string& id, int sample, const std::string& completion,
+             const std::string& finish) {
+        if (!enabled_) return;
+        const ojson j = {{"key", key}, {"id", id}, {"sample", sample}, {"completion", completion}, {"finish_reason", finish}};
+        const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        std::lock_guard<std::mutex> lock(mu_);
+        std::fwrite(line.data(), 1, line.size(), f_);
+        std::fflush(f_);  // in the kernel's hands: survives the process being killed
+    }
+    size_t size() const { return map_.size(); }
+
+   private:
+    std::string path_;
+    bool enabled_;
+    std::map<std::string, std::string> map_;
+    std::FILE* f_ = nullptr;
+    std::mutex mu_;
+};
+
+struct prepared_item {
+    eval_item item;
+    std::vector<chat_message> msgs;
+    std::string data_json;
+    std::string reference_lp;
+    std::vector<std::string> keys;  // per sample
+};
+
+struct judge_task {
+    size_t item;
+    int sample;
+    std::string completion;
+    bool backend_error = false;
+    std::string error;
+};
+
+template <class T>
+class work_queue {
+   public:
+    void push(T t) {
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            q_.push_back(std::move(t));
+        }
+        cv_.notify_one();
+    }
+    void close() {
+        {
+            std::lock_guard<std::mutex> l(mu_);
+            closed_ = true;
+        }
+        cv_.notify_all();
+    }
+    bool pop(T* t) {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return closed_ || !q_.empty(); });
+        if (q_.empty()) return false;
+        *t = std::move(q_.front());
+        q_.pop_front();
+        return true;
+    }
+
+   private:
+    std::deque<T> q_;
+    bool closed_ = false;
+    std::mutex mu_;
+    std::condition_variable cv_;
+};
+
+sample_record judge_sample(executor& ex, const prepared_item& p, const judge_task& t, const std::string& prefer,
+                           const objective_judge& j) {
+    sample_record r;
+    r.id = p.item.id;
+    r.benchmark = p.item.benchmark;
+    r.category = p.item.category;
+    r.difficulty = p.item.difficulty;
+    r.sample = t.sample;
+    r.truth = p.item.truth;
+    r.cache_key = p.keys[(size_t)t.sample];
+    if (t.backend_error) {
+        r.ex.status = "backend_error";
+        r.ex.detail = t.error;
+    } else {
+        const artefact a = extract_artefact(t.completion, prefer);
+        if (a.kind.empty()) {
+            r.ex.status = "no_artefact";
+            r.ex.detail = t.completion.empty() ? "empty completion" : "no model or code block in the completion";
+        } else if (p.item.truth.kind == truth_kind::structure) {
+            if (a.kind == "python") {
+                r.ex.artefact = "python";
+                r.ex.status = "runtime_error";
+                r.ex.detail = "the structure judge compares model files (LP, MPS, MathProg); the answer is Python";
+            } else {
+                r.ex = ex.compare_model(a.kind, a.text, p.reference_lp);
+            }
+        } else if (a.kind == "python") {
+            r.ex = ex.run_python(a.text, p.data_json);
+        } else {
+            r.ex = ex.run_model(a.kind, a.text);
+        }
+    }
+    r.v = judge_outcome(r.truth, r.ex, j);
+    return r;
+}
+
+void write_outputs(const std::string& dir, const std::vector<sample_record>& recs, const eval_summary& s,
+                   const ojson& run) {
+    std::string lines;
+    for (const auto& r : recs) lines += sample_to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    write_file_atomic(dir + "/results.jsonl", lines);
+    ojson summary = summary_json(s);
+    summary["run"] = run;
+    write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+    write_file_atomic(dir + "/report.md", report_markdown(s, run));
+    write_file_atomic(dir + "/report.html", report_html(s, run));
+}
+
+objective_judge make_judge(const std::string& judge, double tol) {
+    objective_judge j;
+    TREX_CHECK(parse_objective_judge(judge, tol, &j), "--judge '{}': expected abs, rel or orlm", judge);
+    return j;
+}
+
+}  // namespace
+
+run_result run_eval(const run_options& opt, backend& b) {
+    TREX_CHECK(!opt.benches.empty(), "no benchmark given (--bench FILE)");
+    TREX_CHECK(!opt.out_dir.empty(), "no output directory given (--out DIR)");
+    TREX_CHECK(opt.samples >= 1, "--samples must be at least 1");
+    for (int k : opt.ks) TREX_CHECK(k >= 1 && k <= opt.samples, "--k {}: must be between 1 and --samples ({})", k, opt.samples);
+    const objective_judge judge = make_judge(opt.judge, opt.tol);
+    const prompt_template tmpl = load_prompt(opt.prompt);
+    std::unique_ptr<fewshot_pool> pool;
+    if (opt.shots > 0) {
+        TREX_CHECK(!opt.shots_from.empty(), "--shots {} needs --shots-from FILE (a pool of solved examples)", opt.shots);
+        pool = std::make_unique<fewshot_pool>(opt.shots_from);
+    }
+    run_result res;
+    res.out_dir = opt.out_dir;
+    const double t0 = now_seconds();
+    // ---- items
+    std::vector<prepared_item> items;
+    std::vector<std::string> skipped;
+    std::set<std::pair<std::string, std::string>> seen;
+    for (const auto& bs : opt.benches) {
+        load_options lo = opt.load;
+        lo.name = bs.name;
+        load_report rep;
+        std::vector<eval_item> its = load_benchmark(bs.path, lo, &rep);
+        for (const auto& s : rep.skipped) skipped.push_back(s);
+        long n = 0;
+        for (auto& it : its) {
+            if (opt.limit > 0 && n >= opt.limit) break;
+            n++;
+            if (!seen.insert({it.benchmark, it.id}).second) {
+                const std::string old = it.id;
+                it.id = fmt::format("{}@{}", it.id, it.source.substr(it.source.rfind(':') + 1));
+                skipped.push_back(fmt::format("{}: duplicate id '{}' renamed '{}'", it.source, old, it.id));
+            }
+            prepared_item p;
+            p.item = std::move(it);
+            items.push_back(std::move(p));
+        }
+    }
+    for (size_t i = 0; i < skipped.size() && i < 10; i++) std::fprintf(stderr, "trex eval: skipped %s\n", skipped[i].c_str());
+    if (skipped.size() > 10) std::fprintf(stderr, "trex eval: ... %zu more (listed in the report)\n", skipped.size() - 10);
+    res.skipped_records = (long)skipped.size();
+    TREX_CHECK(!items.empty(), "no usable items in the benchmark file(s)");
+    for (auto& p : items) {
+        if (!p.item.data_path.empty()) p.data_json = read_file(p.item.data_path);
+        if (p.item.truth.kind == truth_kind::structure) p.reference_lp = read_file(p.item.reference_lp_path);
+        std::vector<const fewshot_example*> shots;
+        if (pool) shots = pool->retrieve(p.item.question, p.item.id, opt.shots);
+        p.msgs = render_prompt(tmpl, p.item, p.data_json, shots);
+        for (int s = 0; s < opt.samples; s++) p.keys.push_back(completion_key(b.identity(), p.msgs, opt.gen, s));
+    }
+    // ---- output directory and cache
+    std::error_code ec;
+    fs::create_directories(opt.out_dir, ec);
+    TREX_CHECK(fs::is_directory(opt.out_dir, ec), "--out {}: cannot create the directory", opt.out_dir);
+    const std::string cache_path = opt.out_dir + "/completions.jsonl";
+    if (opt.fresh) fs::remove(cache_path, ec);
+    completion_cache cache(cache_path, b.cacheable());
+    // ---- work
+    struct gen_task {
+        size_t item;
+        int first, n;
+    };
+    std::deque<gen_task> gen_tasks;
+    work_queue<judge_task> jq;
+    long total = 0;
+    for (size_t i = 0; i < items.size(); i++) {
+        std::vector<int> missing;
+        for (int s = 0; s < opt.samples; s++) {
+            total++;
+            std::string c;
+            if (cache.get(items[i].keys[(size_t)s], &c)) {
+                res.cached++;
+                jq.push(judge_task{i, s, std::move(c), false, ""});
+            } else {
+                missing.push_back(s);
+            }
+        }
+        // one request for a missing suffix; single requests for holes
+        size_t k = 0;
+        while (k < missing.size()) {
+            size_t e = k;
+            while (e + 1 < missing.size() && missing[e + 1] == missing[e] + 1) e++;
+            if (e + 1 == missing.size()) {
+                gen_tasks.push_back({i, missing[k], (int)(e - k + 1)});
+            } else {
+                for (size_t q = k; q <= e; q++) gen_tasks.push_back({i, missing[q], 1});
+            }
+            k = e + 1;
+        }
+    }
+    res.items = (long)items.size();
+    res.samples = total;
+    std::mutex gen_mu;
+    std::atomic<long> generated{0}, backend_errors{0};
+    const int n_gen = std::max(1, std::min<int>(b.concurrency(), (int)gen_tasks.size()));
+    std::vector<std::thread> gen_threads;
+    for (int g = 0; g < n_gen && !gen_tasks.empty(); g++)
+        gen_threads.emplace_back([&] {
+            while (true) {
+                gen_task t;
+                {
+                    std::lock_guard<std::mutex> l(gen_mu);
+                    if (gen_tasks.empty()) return;
+                    t = gen_tasks.front();
+                    gen_tasks.pop_front();
+                }
+                gen_request rq;
+                rq.item_id = items[t.item].item.id;
+                rq.messages = items[t.item].msgs;
+                rq.params = opt.gen;
+                rq.n = t.n;
+                rq.first_sample = t.first;
+                gen_result gr;
+                try {
+                    gr = b.generate(rq);
+                } catch (const std::exception& e) {
+                    gr.ok = false;
+                    gr.error = e.what();
+                }
+                for (int s = 0; s < t.n; s++) {
+                    judge_task jt{t.item, t.first + s, "", false, ""};
+                    if (gr.ok && s < (int)gr.completions.size()) {
+                        jt.completion = gr.completions[(size_t)s];
+                        cache.put(items[t.item].keys[(size_t)(t.first + s)], rq.item_id, t.first + s, jt.completion,
+                                  s < (int)gr.finish_reasons.size() ? gr.finish_reasons[(size_t)s] : "");
+                        generated++;
+                    } else {
+                        jt.backend_error = true;
+                        jt.error = gr.error.empty() ? "no completion" : gr.error;
+                        backend_errors++;
+                    }
+                    jq.push(std::move(jt));
+                }
+            }
+        });
+    const int n_judge = std::max(1, opt.workers > 0 ? std::min(opt.workers, 32)
+                                                    : std::min(32, (int)std::max(1u, std::thread::hardware_concurrency())));
+    std::vector<sample_record> records((size_t)total);
+    std::vector<size_t> offset(items.size());
+    for (size_t i = 0; i < items.size(); i++) offset[i] = i * (size_t)opt.samples;
+    std::atomic<long> judged{0}, correct{0};
+    double judge_busy_t0 = -1;
+    std::mutex t_mu;
+    double judge_last = 0;
+    std::vector<std::thread> judges;
+    for (int w = 0; w < n_judge; w++)
+        judges.emplace_back([&, w] {
+            executor ex(opt.exec, w);
+            judge_task t;
+            while (jq.pop(&t)) {
+                {
+                    std::lock_guard<std::mutex> l(t_mu);
+                    if (judge_busy_t0 < 0) judge_busy_t0 = now_seconds();
+                }
+                sample_record r = judge_sample(ex, items[t.item], t, tmpl.artefact, judge);
+                if (r.v.correct) correct++;
+                records[offset[t.item] + (size_t)t.sample] = std::move(r);
+                judged++;
+                std::lock_guard<std::mutex> l(t_mu);
+                judge_last = now_seconds();
+            }
+        });
+    progress bar(total, "answers");
+    std::thread closer([&] {
+        for (auto& t : gen_threads) t.join();
+        jq.close();
+    });
+    while (judged.load() < total) {
+        if (opt.progress)
+            bar.update(judged.load(), fmt::format("generated {} cached {} correct {}", generated.load(), res.cached,
+                                                  correct.load()));
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    closer.join();
+    for (auto& t : judges) t.join();
+    if (opt.progress) bar.finish(fmt::format("generated {} cached {} correct {}", generated.load(), res.cached, correct.load()));
+    res.generated = generated.load();
+    res.backend_errors = backend_errors.load();
+    res.seconds = now_seconds() - t0;
+    res.judge_seconds = judge_busy_t0 < 0 ? 0 : judge_last - judge_busy_t0;
+    res.summary = summarize(records, opt.ks);
+    ojson run = {{"backend", b.identity()},
+                 {"prompt", tmpl.name + " (" + tmpl.path + ")"},
+                 {"shots", opt.shots},
+                 {"samples per item", opt.samples},
+                 {"decoding", fmt::format("temperature {}, top_p {}, max_tokens {}, seed {}", opt.gen.temperature,
+                                          opt.gen.top_p, opt.gen.max_tokens, opt.gen.seed)},
+                 {"objective judge", judge.describe()},
+                 {"items", res.items},
+                 {"completions", fmt::format("{} from the cache, {} {}, {} backend errors", res.cached, res.generated,
+                                             b.cacheable() ? "generated" : "replayed", res.backend_errors)},
+                 {"time", fmt::format("{:.1f} s", res.seconds)},
+                 {"sandbox", probe_sandbox().description},
+                 {"python", opt.exec.python.empty() ? "none" : opt.exec.python}};
+    ojson sk = ojson::array();
+    for (const auto& s : skipped) sk.push_back(s);
+    run["skipped"] = sk;
+    write_outputs(opt.out_dir, records, res.summary, run);
+    return res;
+}
+
+run_result rescore_run(const std::string& out_dir, const std::string& judge_kind, double tol) {
+    run_result res;
+    res.out_dir = out_dir;
+    const std::string path = out_dir + "/results.jsonl";
+    std::ifstream in(path);
+    TREX_CHECK(in.good(), "{}: cannot read (not a trex eval output directory?)", path);
+    ojson run = ojson::object();
+    std::vector<int> ks = {1};
+    {
+        std::ifstream s(out_dir + "/summary.json");
+        if (s.good()) {
+            try {
+                ojson j = ojson::parse(s);
+                if (j.contains("run")) run = j["run"];
+                for (auto it = j["benchmarks"].begin(); it != j["benchmarks"].end(); ++it)
+                    for (auto f = it.value().begin(); f != it.value().end(); ++f)
+                        if (f.key().rfind("pass@", 0) == 0) {
+                            const int k = std::stoi(f.key().substr(5));
+                            if (std::find(ks.begin(), ks.end(), k) == ks.end()) ks.push_back(k);
+                        }
+            } catch (const std::exception&) {
+            }
+        }
+    }
+    std::sort(ks.begin(), ks.end());
+    objective_judge j;
+    const std::string kind = judge_kind.empty() ? run.value("objective judge", std::string("abs")).substr(0, run.value("objective judge", std::string("abs")).find(' ')) : judge_kind;
+    j = make_judge(kind, tol);
+    if (judge_kind.empty() && tol <= 0 && run.contains("objective judge")) {
+        const std::string d = run["objective judge"].get<std::string>();
+        const size_t sp = d.find(' ');
+        if (sp != std::string::npos) j.tol = std::stod(d.substr(sp + 1));
+    }
+    std::vector<sample_record> recs;
+    std::string line;
+    int ln = 0;
+    while (std::getline(in, line)) {
+        ln++;
+        if (line.empty()) continue;
+        try {
+            sample_record r = sample_from_json(ojson::parse(line));
+            r.v = judge_outcome(r.truth, r.ex, j);
+            recs.push_back(std::move(r));
+        } catch (const std::exception& e) {
+            throw_error(fmt::format("{}:{}: {}", path, ln, e.what()));
+        }
+    }
+    res.summary = summarize(recs, ks);
+    run["objective judge"] = j.describe();
+    res.samples = (long)recs.size();
+    res.items = res.summary.micro.items;
+    write_outputs(out_dir, recs, res.summary, run);
+    return res;
+}
+
+std::string format_summary(const run_result& r) {
+    std::string o;
+    std::vector<int> ks;
+    for (int k : r.summary.ks)
+        if (k != 1) ks.push_back(k);
+    o += fmt::format("{:<28} {:>6} {:>8} {:>9}", "benchmark", "items", "samples", "Pass@1%");
+    for (int k : ks) o += fmt::format(" {:>9}", fmt::format("pass@{}%", k));
+    o += "  outcomes\n";
+    auto row = [&](const std::string& n, const group_stats& g) {
+        o += fmt::format("{:<28} {:>6} {:>8} {:>9.2f}", n, g.items, g.samples, 100 * g.pass1);
+        for (int k : ks) o += g.pass_k.count(k) ? fmt::format(" {:>9.2f}", 100 * g.pass_k.at(k)) : fmt::format(" {:>9}", "-");
+        o += " ";
+        for (int f = 0; f < failure_count; f++)
+            if (g.outcomes[(size_t)f]) o += fmt::format(" {} {}", failure_name((failure)f), g.outcomes[(size_t)f]);
+        o += "\n";
+    };
+    for (auto& [n, g] : r.summary.benchmark) row(n, g);
+    if (r.summary.benchmark.size() > 1) {
+        o += fmt::format("{:<28} {:>6} {:>8} {:>9.2f}", "average over benchmarks", "", "", 100 * r.summary.macro_pass1);
+        for (int k : ks)
+            o += r.summary.macro_pass_k.count(k) ? fmt::format(" {:>9.2f}", 100 * r.summary.macro_pass_k.at(k)) : fmt::format(" {:>9}", "-");
+        o += "\n";
+    }
+    return o;
+}
+
+}  // namespace trex::eval

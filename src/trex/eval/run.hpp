@@ -1,0 +1,68 @@
+// `trex eval run`: benchmarks -> prompts -> backend (with the on-disk completion cache) -> extraction ->
+// execution -> judges -> results.jsonl, summary.json, report.md, report.html in the output directory.
+//
+// Generation runs on the backend's concurrency, judging on `workers` threads (each with its own sandboxed solve
+// worker; Python answers get a fresh sandbox each); both overlap. Every completion is appended to
+// <out>/completions.jsonl (flushed per line) as it arrives, keyed by a hash of the backend identity, the prompt
+// messages, the decoding parameters and the sample index: a rerun of an interrupted (or finished) run only asks
+// the backend for what is not there.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trex/eval/backend.hpp"
+#include "trex/eval/benchmark.hpp"
+#include "trex/eval/execute.hpp"
+#include "trex/eval/metrics.hpp"
+
+namespace trex::eval {
+
+struct bench_spec {
+    std::string path;
+    std::string name;  // "" = file stem
+};
+
+struct run_options {
+    std::vector<bench_spec> benches;
+    load_options load;  // format, sentinel policy, structure_when_possible (name is per bench)
+    std::string out_dir;
+    std::string prompt = "trex";
+    int shots = 0;
+    std::string shots_from;
+    gen_params gen;
+    int samples = 1;
+    std::vector<int> ks = {1};
+    std::string judge = "abs";  // abs / rel / orlm (objective items; ORGEval items use the structure judge)
+    double tol = 0;             // 0: the judge's default
+    int workers = 0;            // judge threads (0: the number of cores)
+    exec_config exec;
+    long limit = 0;             // at most this many items per benchmark (0: all)
+    bool fresh = false;         // ignore (and replace) the completion cache
+    bool progress = true;
+    bool quiet = false;         // no summary table on stdout
+};
+
+struct run_result {
+    eval_summary summary;
+    long items = 0, samples = 0;
+    long cached = 0, generated = 0, backend_errors = 0, skipped_records = 0;
+    double seconds = 0, judge_seconds = 0;
+    std::string out_dir;
+};
+
+// Throws trex::error on setup problems (unreadable benchmark, bad template, unwritable output).
+run_result run_eval(const run_options& opt, backend& b);
+
+// `trex eval report DIR`: re-judges results.jsonl with another objective judge (no re-execution) and rewrites
+// summary.json, report.md and report.html. judge "" keeps the run's judge.
+run_result rescore_run(const std::string& out_dir, const std::string& judge, double tol);
+
+// Cache key of one sample (exposed for tests).
+std::string completion_key(const std::string& backend_identity, const std::vector<chat_message>& msgs,
+                           const gen_params& p, int sample);
+
+// The printed summary table.
+std::string format_summary(const run_result& r);
+
+}  // namespace trex::eval

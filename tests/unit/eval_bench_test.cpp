@@ -1,0 +1,272 @@
+// trex eval benchmark readers on committed fixtures in the public formats (tests/fixtures/eval: NL4OPT, OptiBench,
+// IndustryOR, MAMO, OptMATH-Bench JSON/JSONL with en_question/en_answer or Question/Answer, Bench4Opt-Feasible with
+// data files, Bench4Opt-ORGEval with reference LPs): items, truths, categories, malformed records reported with
+// their line number and skipped. Then the fixtures' canned answers (gurobipy, PuLP, LP, MPS, MathProg) replayed
+// through the whole harness, the report re-judged with another tolerance, and the local-checkpoint backend.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.hpp"
+#include "trex/base/files.hpp"
+#include "trex/eval/backend.hpp"
+#include "trex/eval/run.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/model.hpp"
+#include "trex/train/checkpoint.hpp"
+
+namespace fs = std::filesystem;
+using namespace trex::eval;
+using trex::test::source_path;
+
+namespace {
+
+std::string fixture(const std::string& name) { return source_path("tests/fixtures/eval/" + name); }
+
+std::vector<eval_item> load(const std::string& name, load_report* rep, load_options o = {}) {
+    return load_benchmark(fixture(name), o, rep);
+}
+
+std::string temp_dir(const std::string& name) {
+    auto d = fs::temp_directory_path() / ("trex_eval_bench_" + std::to_string(getpid()) + "_" + name);
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d.string();
+}
+
+const eval_item* by_id(const std::vector<eval_item>& v, const std::string& id) {
+    for (const auto& it : v)
+        if (it.id == id) return &it;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST(EvalBenchmarks, EnQaJsonlWithMalformedLine) {
+    load_report rep;
+    const auto items = load("nl4opt.jsonl", &rep);
+    EXPECT_EQ(rep.records, 5);
+    ASSERT_EQ(items.size(), 4u);
+    ASSERT_EQ(rep.skipped.size(), 1u);
+    EXPECT_NE(rep.skipped[0].find("nl4opt.jsonl:4: malformed JSON"), std::string::npos) << rep.skipped[0];
+    EXPECT_EQ(items[0].id, "nl4opt-1");
+    EXPECT_EQ(items[0].benchmark, "nl4opt");
+    EXPECT_EQ(items[0].truth.kind, truth_kind::objective);
+    EXPECT_EQ(items[0].truth.value, 105.0);
+    EXPECT_EQ(items[1].truth.value, 23.0);  // "23.0"
+    EXPECT_EQ(items[2].truth.kind, truth_kind::no_solution);  // "No Best Solution"
+    EXPECT_EQ(items[3].id, "nl4opt-5");     // ids count records, the broken one included
+    EXPECT_EQ(items[3].truth.value, 20.0);  // "$20"
+    EXPECT_NE(items[3].source.find("nl4opt.jsonl:5"), std::string::npos);
+}
+
+TEST(EvalBenchmarks, JsonListsMamoIndustryOrAndOptMath) {
+    load_report rep;
+    auto items = load("optibench.json", &rep);
+    ASSERT_EQ(items.size(), 2u);
+    ASSERT_EQ(rep.skipped.size(), 1u);
+    EXPECT_NE(rep.skipped[0].find("optibench.json:4"), std::string::npos) << rep.skipped[0];  // null answer
+    EXPECT_EQ(items[1].truth.value, 2.1);
+
+    items = load("mamo_easylp.json", &rep);  // JSONL under a .json name, as MAMO ships it
+    ASSERT_EQ(items.size(), 2u);
+    EXPECT_EQ(items[0].id, "0");
+    EXPECT_EQ(items[1].category, "Transportation");
+    EXPECT_EQ(items[1].truth.value, 80.0);
+
+    items = load("industryor.jsonl", &rep);
+    ASSERT_EQ(items.size(), 3u);
+    EXPECT_EQ(items[1].difficulty, "Medium");
+    EXPECT_EQ(items[1].category, "IP");
+    EXPECT_EQ(items[2].truth.kind, truth_kind::no_solution);  // -99999 sentinel, default policy
+    load_options skip;
+    skip.sentinel = sentinel_policy::skip;
+    items = load("industryor.jsonl", &rep, skip);
+    EXPECT_EQ(items.size(), 2u);
+    ASSERT_EQ(rep.skipped.size(), 1u);
+    EXPECT_NE(rep.skipped[0].find("industryor.jsonl:3: sentinel"), std::string::npos) << rep.skipped[0];
+
+    items = load("optmath_bench.json", &rep);
+    ASSERT_EQ(items.size(), 2u);
+    EXPECT_EQ(items[0].id, "optmath-1");
+    EXPECT_EQ(items[1].truth.value, 20.0);
+}
+
+TEST(EvalBenchmarks, Bench4OptFeasibleAndOrgEval) {
+    load_report rep;
+    auto items = load("b4o_feasible.jsonl", &rep);
+    ASSERT_EQ(items.size(), 2u);
+    ASSERT_EQ(rep.skipped.size(), 1u);
+    EXPECT_NE(rep.skipped[0].find("b4o_feasible.jsonl:3: data_path"), std::string::npos) << rep.skipped[0];
+    EXPECT_EQ(items[0].data_path, fs::absolute(fixture("data/feas-1.json")).lexically_normal().string());
+    EXPECT_EQ(items[0].truth.value, 105.0);
+
+    items = load("b4o_orgeval.jsonl", &rep);
+    ASSERT_EQ(items.size(), 2u);
+    EXPECT_EQ(items[0].truth.kind, truth_kind::structure);
+    EXPECT_EQ(items[0].category, "production");
+    EXPECT_FALSE(items[1].reference_lp_path.empty());
+}
+
+TEST(EvalBenchmarks, BrokenFilesAndRecords) {
+    const std::string dir = temp_dir("broken");
+    // one broken element in the middle of a JSON list does not hide the others; their line numbers are right
+    trex::write_file_atomic(dir + "/list.json", "[\n  {\"en_question\": \"q1\", \"en_answer\": 1},\n  {\"en_question\": \"q2\", "
+                                   "\"en_answer\": },\n  {\"en_question\": \"q3\", \"en_answer\": 3},\n  [1, 2],\n"
+                                   "  {\"en_question\": \"\", \"en_answer\": 5},\n  {\"Question\": \"q6\"}\n]\n");
+    load_report rep;
+    const auto items = load_benchmark(dir + "/list.json", {}, &rep);
+    ASSERT_EQ(items.size(), 2u);
+    EXPECT_EQ(items[1].question, "q3");
+    EXPECT_EQ(items[1].source, dir + "/list.json:4");
+    ASSERT_EQ(rep.skipped.size(), 4u);
+    EXPECT_NE(rep.skipped[0].find("list.json:3: malformed JSON"), std::string::npos) << rep.skipped[0];
+    EXPECT_NE(rep.skipped[1].find("list.json:5: record is not a JSON object"), std::string::npos) << rep.skipped[1];
+    EXPECT_NE(rep.skipped[2].find("list.json:6: no question text"), std::string::npos) << rep.skipped[2];
+    EXPECT_NE(rep.skipped[3].find("list.json:7: no answer field"), std::string::npos) << rep.skipped[3];
+    // an object of records keyed by id
+    trex::write_file_atomic(dir + "/obj.json", "{\"a\": {\"en_question\": \"qa\", \"en_answer\": 1}, \"b\": {\"en_question\": \"qb\","
+                                  " \"en_answer\": \"infeasible\"}}");
+    const auto obj = load_benchmark(dir + "/obj.json", {}, &rep);
+    ASSERT_EQ(obj.size(), 2u);
+    EXPECT_EQ(obj[0].id, "a");
+    EXPECT_EQ(obj[1].truth.kind, truth_kind::no_solution);
+    // not a benchmark at all: one error naming the file
+    trex::write_file_atomic(dir + "/junk.txt", "hello\n");
+    try {
+        load_benchmark(dir + "/junk.txt", {}, &rep);
+        ADD_FAILURE() << "no error";
+    } catch (const std::exception& e) {
+        EXPECT_NE(std::string(e.what()).find("junk.txt"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(load_benchmark(dir + "/missing.json", {}, &rep), std::exception);
+    fs::remove_all(dir);
+}
+
+TEST(EvalBenchmarks, FixtureAnswersThroughTheHarness) {
+    const exec_config ec = [] {
+        exec_config c = default_exec_config();
+        c.trex_bin = trex::test::trex_binary();
+        return c;
+    }();
+    if (ec.python.empty()) GTEST_SKIP() << "no python with pulp (scripts/setup.sh): the fixtures have Python answers";
+    if (probe_sandbox().level == isolation_level::none) GTEST_SKIP() << "no sandbox isolation here";
+    const std::string dir = temp_dir("fixtures");
+    // one replay file for all benchmarks (ids are distinct)
+    std::string all;
+    for (const char* f : {"nl4opt", "optibench", "industryor", "mamo_easylp", "optmath_bench", "b4o_feasible",
+                          "b4o_orgeval"})
+        all += trex::read_file(fixture(std::string("completions/") + f + ".jsonl"));
+    trex::write_file_atomic(dir + "/completions.jsonl", all);
+    run_options o;
+    for (const char* f : {"nl4opt.jsonl", "optibench.json", "industryor.jsonl", "mamo_easylp.json",
+                          "optmath_bench.json", "b4o_feasible.jsonl", "b4o_orgeval.jsonl"})
+        o.benches.push_back({fixture(f), ""});
+    o.out_dir = dir + "/out";
+    o.progress = false;
+    o.workers = 2;
+    o.exec = ec;
+    auto b = make_replay_backend(dir + "/completions.jsonl");
+    const run_result r = run_eval(o, *b);
+    EXPECT_EQ(r.items, 17);
+    EXPECT_EQ(r.skipped_records, 3);
+    const auto& bm = r.summary.benchmark;
+    for (const char* n : {"nl4opt", "optibench", "mamo_easylp", "optmath_bench", "b4o_feasible", "b4o_orgeval"})
+        EXPECT_DOUBLE_EQ(bm.at(n).pass1, 1.0) << n << "\n" << format_summary(r);
+    // IndustryOR: the sentinel item was answered with prose (no artefact)
+    EXPECT_EQ(bm.at("industryor").correct, 2);
+    EXPECT_EQ(bm.at("industryor").outcomes[(size_t)failure::no_artefact], 1);
+    EXPECT_EQ(r.summary.difficulty.at("industryor").size(), 3u);
+    // per-sample results name the artefact each answer was judged by
+    std::map<std::string, std::string> art;
+    std::ifstream in(o.out_dir + "/results.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+        const ojson j = ojson::parse(line);
+        art[j["id"].get<std::string>()] = j["exec"]["artefact"].get<std::string>();
+    }
+    EXPECT_EQ(art["nl4opt-1"], "python");
+    EXPECT_EQ(art["industryor-1"], "mathprog");
+    EXPECT_EQ(art["industryor-2"], "mps");
+    EXPECT_EQ(art["0"], "lp");
+    EXPECT_EQ(art["org-2"], "mathprog");
+    const std::string md = trex::read_file(o.out_dir + "/report.md");
+    EXPECT_NE(md.find("b4o_orgeval"), std::string::npos);
+    EXPECT_NE(md.find("Skipped records"), std::string::npos);
+    // re-judging with a looser tolerance changes nothing here; a zero-tolerance judge is rejected
+    const run_result rj = rescore_run(o.out_dir, "orlm", 0);
+    EXPECT_EQ(rj.summary.micro.correct, r.summary.micro.correct);
+    EXPECT_THROW(rescore_run(o.out_dir, "exact", 0), std::exception);
+    fs::remove_all(dir);
+}
+
+TEST(EvalLocalBackend, GreedyDecodingIsDeterministicAndBounded) {
+    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));  // vocab 256: the byte codec
+    trex::dsv4_model m(cfg);
+    m.params().init(3);
+    auto codec = make_byte_codec(0);
+    auto b = make_local_backend(m, *codec, 64, "micro");
+    gen_request rq;
+    rq.item_id = "x";
+    rq.messages = {{"user", "Maximise x."}};
+    rq.params.temperature = 0;
+    rq.params.max_tokens = 6;
+    rq.n = 2;
+    const gen_result a = b->generate(rq), c = b->generate(rq);
+    ASSERT_TRUE(a.ok) << a.error;
+    ASSERT_EQ(a.completions.size(), 2u);
+    EXPECT_EQ(a.completions, c.completions);
+    EXPECT_EQ(a.completions[0], a.completions[1]);  // greedy
+    EXPECT_LE(a.completions[0].size(), 6u);
+    // sampling: seeded, so repeatable; the prompt plus output never exceeds the context
+    rq.params.temperature = 1.0;
+    rq.params.max_tokens = 500;
+    const gen_result s1 = b->generate(rq), s2 = b->generate(rq);
+    EXPECT_EQ(s1.completions, s2.completions);
+    EXPECT_LE((long)codec->encode_chat(rq.messages).size() + (long)s1.completions[0].size(), 64);
+}
+
+TEST(EvalLocalBackend, SampleTokenGreedyTemperatureAndTopP) {
+    const float logits[4] = {0.0f, 3.0f, 1.0f, -2.0f};
+    uint64_t st = 1;
+    EXPECT_EQ(sample_token(logits, 4, 0.0, 1.0, &st), 1);
+    // top_p small: only the most likely token survives
+    for (int i = 0; i < 50; i++) EXPECT_EQ(sample_token(logits, 4, 1.0, 0.05, &st), 1);
+    // full nucleus at high temperature reaches the others
+    std::set<int> seen;
+    for (int i = 0; i < 400; i++) seen.insert(sample_token(logits, 4, 5.0, 1.0, &st));
+    EXPECT_EQ(seen.size(), 4u);
+}
+
+TEST(EvalLocalBackend, CheckpointAndTokenizerThroughTheCli) {
+    // a random v4-micro model widened to the DeepSeek-V4 id space, saved as a training checkpoint; the reduced
+    // DeepSeek-V4 tokenizer (its chat special tokens included) encodes the prompt
+    const std::string dir = temp_dir("local");
+    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
+    cfg.vocab_size = 129280;
+    trex::param_store p(cfg);
+    p.init(5);
+    trex::checkpoint_state st;
+    trex::save_checkpoint(dir + "/run", p, nullptr, st, 1);
+    const std::string tok = source_path("tests/golden/tokenizer/deepseek_v4_reduced.json");
+    auto codec = load_tokenizer_codec(tok, true);
+    const auto ids = codec->encode_chat({{"user", "Hi"}});
+    ASSERT_GE(ids.size(), 3u);
+    EXPECT_EQ(codec->decode({ids.end() - 2, ids.end()}), "<｜Assistant｜><think>");
+    EXPECT_EQ(codec->decode(codec->encode("x + 2 y <= 5")), "x + 2 y <= 5");
+    trex::write_file_atomic(dir + "/b.jsonl", "{\"en_question\": \"Maximise x with x <= 1.\", \"en_answer\": 1}\n");
+    const auto r = trex::test::run_command(trex::test::trex_binary() + " eval run --backend local --checkpoint " + dir +
+                                           "/run --tokenizer " + tok + " --bench " + dir + "/b.jsonl --out " + dir +
+                                           "/out --max-tokens 3 --temperature 0 --no-progress --prompt pulp");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("1 items, 1 samples (0 cached, 1 generated)"), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::exists(dir + "/out/results.jsonl"));
+    // a checkpoint without a tokenizer, or a bad one, is a one-line error
+    const auto bad = trex::test::run_command(trex::test::trex_binary() + " eval run --backend local --checkpoint " +
+                                             dir + "/run --bench " + dir + "/b.jsonl --out " + dir + "/out2");
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.out.find("--tokenizer"), std::string::npos) << bad.out;
+    if (!HasFailure()) fs::remove_all(dir);
+}

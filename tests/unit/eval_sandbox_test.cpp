@@ -1,0 +1,327 @@
+// trex eval answer execution with hostile model output: Python answers that loop, sleep, flood stdout, fork-bomb,
+// hog memory, open sockets, write outside their directory, kill every process they can, leave orphans, fill the
+// disk or do not parse; model files that do not parse, write files from MathProg or blow up in translation. Each is
+// contained, recorded as a failure of the right kind within its limits, and the harness keeps going (a correct
+// answer right after each one still passes).
+#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.hpp"
+#include "trex/base/timer.hpp"
+#include "trex/eval/execute.hpp"
+#include "trex/eval/judge.hpp"
+#include "trex/eval/sandbox.hpp"
+
+namespace fs = std::filesystem;
+using namespace trex::eval;
+
+namespace {
+
+const char* kGoodPulp = R"(import pulp
+p = pulp.LpProblem("t", pulp.LpMaximize)
+x = pulp.LpVariable("x", 0, 4)
+y = pulp.LpVariable("y", 0, 3)
+p += x + 2 * y
+p += x + y <= 5
+p.solve(pulp.PULP_CBC_CMD(msg=False))
+print("Status:", pulp.LpStatus[p.status])
+print("Optimal objective:", pulp.value(p.objective))
+)";  // optimum 8 (x = 2, y = 3)
+
+const char* kGoodLp = "Maximize\n obj: x + 2 y\nSubject To\n c: x + y <= 5\nBounds\n x <= 4\n y <= 3\nEnd\n";
+
+exec_config test_config() {
+    exec_config c = default_exec_config();
+    c.trex_bin = trex::test::trex_binary();  // the worker and the shim's solver (this test binary has no CLI)
+    c.limits.wall_s = 6;
+    c.limits.cpu_s = 4;
+    c.limits.memory_mb = 1024;
+    c.limits.file_mb = 16;
+    c.limits.output_bytes = 64 << 10;
+    c.solve_time_limit_s = 3;
+    return c;
+}
+
+class EvalSandbox : public ::testing::Test {
+   protected:
+    void SetUp() override {
+        if (probe_sandbox().level == isolation_level::none)
+            GTEST_SKIP() << "no sandbox isolation here: " << probe_sandbox().description;
+        cfg_ = test_config();
+        dir_ = (fs::temp_directory_path() / ("trex_eval_sandbox_" + std::to_string(getpid()))).string();
+        fs::remove_all(dir_);
+        fs::create_directories(dir_);
+        fs::permissions(dir_, fs::perms::all);  // world-writable: a write from the sandbox would succeed by mode
+    }
+    void TearDown() override {
+        if (!dir_.empty()) fs::remove_all(dir_);
+    }
+    bool have_python() const { return !cfg_.python.empty(); }
+    // Tests whose hostile programs are only safe, or only contained, with the full isolation (root: PID namespace,
+    // private /tmp, a uid of their own): fork bombs, kill(-1), orphans, writes outside the working directory.
+    static bool full() { return probe_sandbox().level == isolation_level::full; }
+    // Runs a hostile Python answer, then checks that a correct answer still passes.
+    exec_outcome hostile_python(executor& ex, const std::string& code, double max_seconds) {
+        const double t0 = trex::now_seconds();
+        const exec_outcome o = ex.run_python(code, "");
+        const double dt = trex::now_seconds() - t0;
+        EXPECT_LT(dt, max_seconds) << code;
+        const exec_outcome good = ex.run_python(kGoodPulp, "");
+        EXPECT_EQ(good.status, "optimal") << good.detail;
+        EXPECT_EQ(good.objective, 8.0);
+        return o;
+    }
+    exec_config cfg_;
+    std::string dir_;
+};
+
+failure judged(const exec_outcome& o) {
+    ground_truth t;
+    t.kind = truth_kind::objective;
+    t.value = 8.0;
+    return judge_outcome(t, o, objective_judge{}).why;
+}
+
+// Processes of this test's sandbox uids still alive (the sandbox gives uids 1000000 + (pid % 100000) * 64 + slot),
+// one line each.
+std::string sandbox_process_list() {
+    const long lo = 1000000 + (getpid() % 100000) * 64, hi = lo + 64;
+    std::string out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream st(e.path() / "status");
+        std::string line, all;
+        bool mine = false;
+        while (std::getline(st, line)) {
+            all += line + "; ";
+            if (line.rfind("Uid:", 0) == 0) {
+                const long uid = std::strtol(line.c_str() + 4, nullptr, 10);
+                mine = uid >= lo && uid < hi;
+            }
+        }
+        if (mine) out += name + ": " + all.substr(0, 300) + "\n";
+    }
+    return out;
+}
+
+int sandbox_processes() {
+    const std::string l = sandbox_process_list();
+    return (int)std::count(l.begin(), l.end(), '\n');
+}
+
+}  // namespace
+
+TEST_F(EvalSandbox, InfiniteLoopAndSleepTimeOut) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp (scripts/setup.sh)";
+    executor ex(cfg_, 0);
+    exec_outcome o = hostile_python(ex, "while True:\n    pass\n", 12);
+    EXPECT_EQ(o.status, "timeout") << o.detail;
+    EXPECT_EQ(judged(o), failure::timeout);
+    o = hostile_python(ex, "import time\ntime.sleep(1000)\n", 12);
+    EXPECT_EQ(o.status, "timeout") << o.detail;
+    if (full()) EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
+}
+
+TEST_F(EvalSandbox, HugeOutputIsCutAndKilled) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    executor ex(cfg_, 0);
+    const exec_outcome o = hostile_python(ex, "while True:\n    print('x' * 10000)\n", 12);
+    EXPECT_EQ(o.status, "runtime_error");
+    EXPECT_NE(o.detail.find("output limit"), std::string::npos) << o.detail;
+}
+
+TEST_F(EvalSandbox, ForkBombIsContainedAndLeavesNothingBehind) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    if (!full()) GTEST_SKIP() << "needs the full sandbox (root with namespaces): " << probe_sandbox().description;
+    executor ex(cfg_, 0);
+    const exec_outcome o = hostile_python(ex, R"(import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+)", 15);
+    EXPECT_NE(o.status, "optimal");
+    EXPECT_NE(judged(o), failure::none);
+    EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
+}
+
+TEST_F(EvalSandbox, MemoryHogFails) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    executor ex(cfg_, 0);
+    exec_outcome o = hostile_python(ex, "x = bytearray(8 << 30)\nprint('Optimal objective:', 8)\n", 12);
+    EXPECT_EQ(o.status, "runtime_error") << o.detail;
+    EXPECT_NE(o.detail.find("MemoryError"), std::string::npos) << o.detail;
+    o = hostile_python(ex, "a = []\nwhile True:\n    a.append(bytearray(1 << 24))\n", 12);
+    EXPECT_EQ(o.status, "runtime_error") << o.detail;
+}
+
+TEST_F(EvalSandbox, NoNetwork) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    // a listening socket on the host's loopback: the sandbox must not reach it
+    const int srv = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(srv, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(srv, (sockaddr*)&a, sizeof a), 0);
+    ASSERT_EQ(::listen(srv, 4), 0);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::getsockname(srv, (sockaddr*)&a, &len), 0);
+    const int port = ntohs(a.sin_port);
+    executor ex(cfg_, 0);
+    const exec_outcome o = hostile_python(ex, "import socket\ns = socket.create_connection(('127.0.0.1', " +
+                                                  std::to_string(port) + "), timeout=3)\nprint('Optimal objective:', 8)\n",
+                                          12);
+    EXPECT_EQ(o.status, "runtime_error") << o.detail;
+    EXPECT_NE(o.detail.find("OSError"), std::string::npos) << o.detail;  // ENETUNREACH: loopback is down
+    // nothing connected
+    const int fl = ::fcntl(srv, F_GETFL);
+    ::fcntl(srv, F_SETFL, fl | O_NONBLOCK);
+    EXPECT_LT(::accept(srv, nullptr, nullptr), 0);
+    ::close(srv);
+    const exec_outcome dns = hostile_python(ex, "import socket\nsocket.getaddrinfo('example.com', 80)\n", 12);
+    EXPECT_EQ(dns.status, "runtime_error") << dns.detail;
+}
+
+TEST_F(EvalSandbox, WritesOutsideTheWorkingDirectoryDoNotReachTheHost) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    if (!full()) GTEST_SKIP() << "needs the full sandbox (root with namespaces): " << probe_sandbox().description;
+    executor ex(cfg_, 0);
+    const std::string tmp_target = dir_ + "/pwned";                                      // world-writable host dir
+    const std::string src_target = std::string(TREX_SOURCE_DIR) + "/pwned_by_answer";  // the source tree
+    const std::string code = "import os\nfor p in [" + ("'" + tmp_target + "', '" + src_target + "'") +
+                             "]:\n    try:\n        open(p, 'w').write('x')\n    except OSError as e:\n"
+                             "        print('blocked', p, e)\nprint('Status: Optimal')\nprint('Optimal objective: 8')\n";
+    const exec_outcome o = hostile_python(ex, code, 12);
+    EXPECT_EQ(o.status, "optimal") << o.detail;  // the program ran to its end...
+    EXPECT_FALSE(fs::exists(tmp_target));        // ...but /tmp was its own tmpfs
+    EXPECT_FALSE(fs::exists(src_target));        // and the source tree is not writable by its uid
+    fs::remove(src_target);
+    // nor can it change the runner or the shim that later answers use
+    const exec_outcome o2 = ex.run_python(
+        "open('" + cfg_.runner_dir + "/shim/_trex_lp.py', 'a').write('raise SystemExit')\n", "");
+    EXPECT_EQ(o2.status, "runtime_error") << o2.detail;
+    {
+        std::ifstream in(cfg_.runner_dir + "/shim/_trex_lp.py");
+        std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        EXPECT_EQ(all.find("raise SystemExit"), std::string::npos);
+    }
+    const exec_outcome good = ex.run_python("import gurobipy as gp\nm = gp.Model()\nx = m.addVar(ub=4)\n"
+                                            "m.setObjective(2 * x, gp.GRB.MAXIMIZE)\nm.optimize()\n", "");
+    EXPECT_EQ(good.status, "optimal") << good.detail;
+    EXPECT_EQ(good.objective, 8.0);
+}
+
+TEST_F(EvalSandbox, KillingEverythingOrphansAndSessionsStayInside) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    if (!full()) GTEST_SKIP() << "needs the full sandbox (root with namespaces): " << probe_sandbox().description;
+    executor ex(cfg_, 0);
+    // kill(-1): every process the program may signal (only its own namespace)
+    exec_outcome o = hostile_python(ex, "import os, signal\nos.kill(-1, signal.SIGKILL)\nimport time\ntime.sleep(1)\n", 12);
+    EXPECT_NE(o.status, "optimal");
+    // an orphan in a new session that outlives the program: the answer returns at once, the orphan dies with it
+    o = hostile_python(ex, R"(import os, time
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(1000)
+print("Status: Optimal")
+print("Optimal objective: 8")
+)", 5);
+    EXPECT_EQ(o.status, "optimal");
+    EXPECT_EQ(judged(o), failure::none);
+    EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
+}
+
+TEST_F(EvalSandbox, FileSizeLimitAndSyntaxErrorsAndExceptions) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    executor ex(cfg_, 0);
+    exec_outcome o = hostile_python(ex, "f = open('big', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))\n", 12);
+    EXPECT_EQ(o.status, "runtime_error") << o.detail;
+    o = hostile_python(ex, "def broken(:\n    pass\n", 12);
+    EXPECT_EQ(o.status, "parse_error") << o.detail;
+    EXPECT_EQ(judged(o), failure::parse_error);
+    o = hostile_python(ex, "raise ValueError('no model today')\n", 12);
+    EXPECT_EQ(o.status, "runtime_error");
+    EXPECT_NE(o.detail.find("no model today"), std::string::npos) << o.detail;
+    o = hostile_python(ex, "import sys\nsys.exit(3)\n", 12);
+    EXPECT_EQ(o.status, "runtime_error");
+    o = hostile_python(ex, "print('nothing useful')\n", 12);
+    EXPECT_NE(judged(o), failure::none);
+}
+
+TEST_F(EvalSandbox, EnvironmentIsScrubbed) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    ::setenv("TREX_TEST_SECRET", "s3cret-token", 1);
+    sandbox_spec s;
+    s.argv = {cfg_.python, "-c", "import os; print(sorted(os.environ.items())); print(os.getuid(), os.getcwd())"};
+    s.env = {"PATH=/usr/bin:/bin"};
+    s.expose = python_dirs(cfg_.python);
+    s.limits = cfg_.limits;
+    const sandbox_result r = run_sandboxed(s, 0);
+    ::unsetenv("TREX_TEST_SECRET");
+    ASSERT_TRUE(r.started) << r.error;
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
+    if (probe_sandbox().level == isolation_level::full) {
+        EXPECT_EQ(r.out.find(" 0 "), std::string::npos) << r.out;  // not root
+        EXPECT_NE(r.out.find("/tmp/work"), std::string::npos) << r.out;
+    }
+}
+
+TEST_F(EvalSandbox, HostileModelFiles) {
+    executor ex(cfg_, 0);
+    auto good_after = [&] {
+        const exec_outcome g = ex.run_model("lp", kGoodLp);
+        EXPECT_EQ(g.status, "optimal") << g.detail;
+        EXPECT_EQ(g.objective, 8.0);
+    };
+    good_after();
+    // garbage
+    exec_outcome o = ex.run_model("lp", "Maximize\n obj: x +* y\nEnd\n");
+    EXPECT_EQ(o.status, "parse_error");
+    good_after();
+    o = ex.run_model("mps", "this is not an MPS file\n");
+    EXPECT_EQ(o.status, "parse_error");
+    good_after();
+    // MathProg that writes files (printf > "file") and reads the host's files (table ... IN): inside the sandbox
+    const std::string target = dir_ + "/from_mathprog";
+    o = ex.run_model("mathprog", "var x >= 0, <= 4;\nmaximize z: 2 * x;\nprintf \"pwned\\n\" > \"" + target +
+                                     "\";\nsolve;\nend;\n");
+    if (full()) EXPECT_FALSE(fs::exists(target));
+    good_after();
+    // a translation that never ends within the limits (10^9 variables)
+    const double t0 = trex::now_seconds();
+    o = ex.run_model("mathprog", "set S := 1..1000000000;\nvar x{S} >= 0;\nmaximize z: sum{i in S} x[i];\n"
+                                 "s.t. c{i in S}: x[i] <= 1;\nsolve;\nend;\n");
+    EXPECT_LT(trex::now_seconds() - t0, cfg_.solve_time_limit_s + 15);
+    EXPECT_TRUE(o.status == "timeout" || o.status == "runtime_error") << o.status << " " << o.detail;
+    good_after();
+    // an unbounded and an infeasible model are results, not errors
+    EXPECT_EQ(ex.run_model("lp", "Maximize\n obj: x\nSubject To\n c: x >= 1\nEnd\n").status, "unbounded");
+    EXPECT_EQ(ex.run_model("lp", "Minimize\n obj: x\nSubject To\n c: x >= 2\n d: x <= 1\nEnd\n").status, "infeasible");
+}
+
+TEST_F(EvalSandbox, PrintedResultsAreReadWhenNoSolveWasHooked) {
+    std::string st;
+    double v = 0;
+    bool has = false;
+    ASSERT_TRUE(parse_printed_result("Status: Optimal\nOptimal objective: 12.5\n", &st, &v, &has));
+    EXPECT_EQ(st, "optimal");
+    EXPECT_EQ(v, 12.5);
+    ASSERT_TRUE(parse_printed_result("x = 3\ny = 4\nTotal profit: $1,234.50\n", &st, &v, &has));
+    EXPECT_EQ(v, 1234.5);
+    ASSERT_TRUE(parse_printed_result("The problem is infeasible.\n", &st, &v, &has));
+    EXPECT_EQ(st, "infeasible");
+    EXPECT_FALSE(parse_printed_result("", &st, &v, &has));
+}
