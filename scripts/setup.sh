@@ -37,6 +37,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev
   libxxhash-dev            # checkpoint and shard checksums
   libtomlplusplus-dev      # run configs (trex train --config run.toml)
+  libopenmpi-dev openmpi-bin  # distributed training: the MPI communicator, mpirun (docs/distributed.md)
   # OR solvers (trex data): COIN-OR Cbc/Clp/Osi, GLPK (library, glpsol + MathProg examples, manual text)
   coinor-libcbc-dev coinor-libclp-dev coinor-libosi-dev coinor-libcoinutils-dev coinor-libcbc-doc
   libglpk-dev glpk-utils glpk-doc

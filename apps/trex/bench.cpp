@@ -1,5 +1,6 @@
 // trex bench step: forward + backward timing, MFU against the measured FMA peak, optional PyTorch eager peer.
 // trex bench tokenizer: MB/s of trex's tokenizer (1 and 2 threads) and of HF tokenizers on the same corpus.
+// trex bench dist (bench_dist.cpp): distributed step time, compute vs exposed communication, per layout.
 // trex bench eval: judging throughput of trex eval on replayed answers (LP in-process, Python sandboxed).
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -57,6 +58,8 @@ void register_bench(CLI::App& app) {
         else
             std::printf("%s", format_bench_step(r).c_str());
     });
+
+    register_bench_dist(bench);
 
     auto* ev = bench->add_subcommand("eval", "judging throughput of trex eval on replayed answers");
     struct eval_args_t {

@@ -1,7 +1,10 @@
 // trex train: CPT / SFT runs from a TOML config (every key overridable with --set section.key=value).
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
+#include "trex/dist/communicator.hpp"
 #include "trex/train/trainer.hpp"
 
 namespace trex::cli {
@@ -12,7 +15,8 @@ void register_train(CLI::App& app) {
         std::string config;
         std::vector<std::string> sets;
         std::string resume, out;
-        int64_t steps = -1;  // -1: not given
+        int64_t steps = -1;             // -1: not given
+        int tp = -1, pp = -1, ep = -1;  // -1: not given
     };
     auto a = std::make_shared<args_t>();
     cmd->add_option("--config", a->config, "run config (TOML); default: a short CPT run of the embedded v4-tiny");
@@ -20,13 +24,28 @@ void register_train(CLI::App& app) {
     cmd->add_option("--resume", a->resume, "auto (newest valid checkpoint of the run) or a checkpoint directory");
     cmd->add_option("--steps", a->steps, "shortcut for --set run.steps=N");
     cmd->add_option("--out", a->out, "shortcut for --set run.out_dir=DIR");
+    cmd->add_option("--tp", a->tp, "tensor-parallel ranks (shortcut for --set dist.tp=N; docs/distributed.md)");
+    cmd->add_option("--pp", a->pp, "pipeline stages (shortcut for --set dist.pp=N)");
+    cmd->add_option("--ep", a->ep, "expert-parallel ranks (shortcut for --set dist.ep=N); DP is what mpirun -n leaves");
     cmd->callback([a]() {
         std::vector<std::string> sets = a->sets;
         if (!a->resume.empty()) sets.push_back("run.resume=\"" + a->resume + "\"");
         if (a->steps >= 0) sets.push_back("run.steps=" + std::to_string(a->steps));
         if (!a->out.empty()) sets.push_back("run.out_dir=\"" + a->out + "\"");
-        const train_config cfg = load_train_config(a->config, sets);
-        const train_summary s = run_training(cfg);
+        if (a->tp != -1) sets.push_back("dist.tp=" + std::to_string(a->tp));
+        if (a->pp != -1) sets.push_back("dist.pp=" + std::to_string(a->pp));
+        if (a->ep != -1) sets.push_back("dist.ep=" + std::to_string(a->ep));
+        // under mpirun: MPI; an error on one rank ends every rank (the others would wait for it)
+        std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+        train_summary s;
+        try {
+            const train_config cfg = load_train_config(a->config, sets);
+            s = run_training(cfg, *world);
+        } catch (const std::exception& e) {
+            if (world->size() == 1) throw;
+            world->abort(fmt::format("rank {}: {}", world->rank(), e.what()));
+        }
+        if (world->rank() != 0) return;
         std::printf("trained steps %lld..%lld: loss %.4f -> %.4f, skipped %lld; checkpoint %s%s%s\n",
                     (long long)s.start_step, (long long)s.end_step, s.first_loss, s.last_loss, (long long)s.skipped,
                     s.checkpoint.c_str(), s.report.empty() ? "" : "; report ", s.report.c_str());

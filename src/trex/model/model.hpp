@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -132,11 +133,29 @@ struct block_weights {
     std::vector<float*> w13, w2;                // routed experts: [2I, d] and [d, I] each
 };
 
+// The routed experts of a MoE layer computed by someone else: expert parallelism (src/trex/dist/expert_parallel.hpp)
+// sends the tokens to the ranks holding their experts. Same contract as cpu::moe_experts_forward/backward (y, dx and
+// dweight assigned, dw13/dw2 accumulated); `overlap` is independent work the dispatcher may run while tokens travel
+// (the shared expert), and it must run it exactly once.
+class expert_dispatcher {
+   public:
+    virtual ~expert_dispatcher() = default;
+    virtual void forward(int layer, float* y, cpu::moe_state& st, const float* x, const int32_t* sel,
+                         const float* weight, const float* const* w13, const float* const* w2, int64_t N, int64_t d,
+                         int E, int K, int64_t I, double limit, const std::function<void()>& overlap) = 0;
+    virtual void backward(int layer, float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
+                          const cpu::moe_state& st, const float* x, const float* weight, const float* const* w13,
+                          const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
+                          const std::function<void()>& overlap) = 0;
+};
+
 class dsv4_model {
    public:
     explicit dsv4_model(const model_config& cfg);
 
     param_store& params() { return params_; }
+    // Routed experts through a dispatcher (expert parallelism); nullptr = every expert computed here.
+    void set_expert_dispatcher(expert_dispatcher* d) { dispatcher_ = d; }
     const model_config& config() const { return params_.cfg; }
 
     // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
@@ -189,6 +208,7 @@ class dsv4_model {
     std::vector<float> mtp_in_;               // [N,n,d] input state of the MTP block
     std::vector<int32_t> hash_sel_;           // [N,K] tid2eid rows of the step's tokens
     step_profile* prof_ = nullptr;            // the running step's profile, when profiling
+    expert_dispatcher* dispatcher_ = nullptr;
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
     std::vector<std::vector<float>> tmp_;
     float* tmp(int slot, size_t n);

@@ -43,15 +43,25 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     cpu::router_forward(A.sel_e.data(), A.weight.data(), A.s.data(), A.logits.data(), W.hash ? nullptr : W.gate_bias,
                         hash_sel, N, (int)E, (int)K, cfg.routed_scaling_factor);
 
-    // routed experts, then the shared expert added on top
-    timer.next("fwd.moe.experts");
-    cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), W.w13.data(), W.w2.data(), N, d,
-                             (int)E, (int)K, I, limit);
-    timer.next("fwd.moe.shared");
+    // routed experts, then the shared expert added on top (with a dispatcher, its first half runs while the tokens
+    // travel: same arithmetic, same order of the sums)
     A.sh13.resize(N * 2 * Is);
     A.sh_h.resize(N * Is);
-    cpu::linear_fwd(A.sh13.data(), a, W.sh_w13, N, d, 2 * Is);
-    cpu::swiglu_forward(A.sh_h.data(), A.sh13.data(), N, Is, limit);
+    auto shared_up = [&] {
+        cpu::linear_fwd(A.sh13.data(), a, W.sh_w13, N, d, 2 * Is);
+        cpu::swiglu_forward(A.sh_h.data(), A.sh13.data(), N, Is, limit);
+    };
+    timer.next("fwd.moe.experts");
+    if (dispatcher_) {
+        dispatcher_->forward(ctx.layer, A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), W.w13.data(),
+                             W.w2.data(), N, d, (int)E, (int)K, I, limit, shared_up);
+        timer.next("fwd.moe.shared");
+    } else {
+        cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), W.w13.data(), W.w2.data(), N,
+                                 d, (int)E, (int)K, I, limit);
+        timer.next("fwd.moe.shared");
+        shared_up();
+    }
     cpu::linear_fwd(A.F2.data(), A.sh_h.data(), W.sh_w2, N, Is, d, true);
 
     // balance loss (score-routed layers only) and the expert load of this step
@@ -74,23 +84,31 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     const float* a = A.a2.data();
     float* da = tmp(T_DA2, N * d);
 
-    // shared expert
+    // shared expert (with a dispatcher: while the routed experts' gradients travel)
     section_timer timer(prof_, "bwd.moe.shared");
-    const float* hs = A.sh_h.data();
     float* dhs = tmp(T_DHS, N * Is);
-    cpu::linear_bwd_data(dhs, dF, W.sh_w2, N, Is, d);
-    cpu::linear_bwd_weight(G.sh_w2, dF, hs, N, Is, d);
     float* dsh13 = tmp(T_DSH13, N * 2 * Is);
-    cpu::swiglu_backward(dsh13, dhs, A.sh13.data(), N, Is, limit);
-    cpu::linear_bwd_data(da, dsh13, W.sh_w13, N, d, 2 * Is);
-    cpu::linear_bwd_weight(G.sh_w13, dsh13, a, N, d, 2 * Is);
-
-    // routed experts
-    timer.next("bwd.moe.experts");
     float* dxr = tmp(T_DXR, N * d);
     float* dw = tmp(T_DW, N * K);
-    cpu::moe_experts_backward(dxr, dw, G.w13.data(), G.w2.data(), dF, A.moe, a, A.weight.data(), W.w13.data(),
-                              W.w2.data(), N, d, (int)E, (int)K, I, limit);
+    auto shared = [&] {
+        const float* hs = A.sh_h.data();
+        cpu::linear_bwd_data(dhs, dF, W.sh_w2, N, Is, d);
+        cpu::linear_bwd_weight(G.sh_w2, dF, hs, N, Is, d);
+        cpu::swiglu_backward(dsh13, dhs, A.sh13.data(), N, Is, limit);
+        cpu::linear_bwd_data(da, dsh13, W.sh_w13, N, d, 2 * Is);
+        cpu::linear_bwd_weight(G.sh_w13, dsh13, a, N, d, 2 * Is);
+    };
+    if (dispatcher_) {
+        timer.next("bwd.moe.experts");
+        dispatcher_->backward(ctx.layer, dxr, dw, G.w13.data(), G.w2.data(), dF, A.moe, a, A.weight.data(),
+                              W.w13.data(), W.w2.data(), N, d, (int)E, (int)K, I, limit, shared);
+    } else {
+        shared();
+        // routed experts
+        timer.next("bwd.moe.experts");
+        cpu::moe_experts_backward(dxr, dw, G.w13.data(), G.w2.data(), dF, A.moe, a, A.weight.data(), W.w13.data(),
+                                  W.w2.data(), N, d, (int)E, (int)K, I, limit);
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < N * d; i++) da[i] += dxr[i];
 

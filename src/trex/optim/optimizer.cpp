@@ -15,7 +15,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Σ x² in double over n values, in fixed chunks (independent of the thread count).
+}  // namespace
+
 double sum_squares(const float* x, int64_t n) {
     constexpr int64_t chunk = 1 << 14;
     const int64_t nc = (n + chunk - 1) / chunk;
@@ -31,8 +32,6 @@ double sum_squares(const float* x, int64_t n) {
     for (double s : part) total += s;
     return total;
 }
-
-}  // namespace
 
 void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable) {
     const bool tr = rows > cols;
@@ -77,6 +76,19 @@ double lr_schedule::at(int64_t step) const {
     return min_lr + 0.5 * (peak - min_lr) * (1.0 + std::cos(M_PI * progress));
 }
 
+std::vector<muon_matrix> muon_matrices_of(const param_store& p, int i, const optim_config& cfg) {
+    std::vector<muon_matrix> out;
+    const tensor_spec& s = p.specs[i];
+    if (s.role != tensor_role::weight || cfg.kind != "muon" || s.group != optim_group::muon || s.shape.size() != 2)
+        return out;
+    // wo_a [g·dg, H·c/g] holds g independent matrices (one per head group, spec §3.3 [INF])
+    int64_t blocks = 1;
+    if (ends_with(s.name, "attn.wo_a.weight")) blocks = p.cfg.o_groups;
+    const int64_t rows = s.shape[0] / blocks, cols = s.shape[1];
+    for (int64_t b = 0; b < blocks; b++) out.push_back({i, p.offset[i] + b * rows * cols, rows, cols});
+    return out;
+}
+
 optimizer::optimizer(param_store& params, const optim_config& cfg) : p_(params), cfg_(cfg) {
     TREX_CHECK(cfg.kind == "muon" || cfg.kind == "adamw", "optimizer: kind must be 'muon' or 'adamw', got '{}'",
                cfg.kind);
@@ -86,13 +98,10 @@ optimizer::optimizer(param_store& params, const optim_config& cfg) : p_(params),
     for (size_t i = 0; i < p_.specs.size(); i++) {
         const tensor_spec& s = p_.specs[i];
         if (s.role != tensor_role::weight) continue;
-        if (cfg.kind == "muon" && s.group == optim_group::muon && s.shape.size() == 2) {
+        const std::vector<muon_matrix> mats = muon_matrices_of(p_, (int)i, cfg);
+        if (!mats.empty()) {
             is_muon_[i] = true;
-            // wo_a [g·dg, H·c/g] holds g independent matrices (one per head group, spec §3.3 [INF])
-            int64_t blocks = 1;
-            if (ends_with(s.name, "attn.wo_a.weight")) blocks = p_.cfg.o_groups;
-            const int64_t rows = s.shape[0] / blocks, cols = s.shape[1];
-            for (int64_t b = 0; b < blocks; b++) muon_.push_back({(int)i, p_.offset[i] + b * rows * cols, rows, cols});
+            muon_.insert(muon_.end(), mats.begin(), mats.end());
         } else {
             adam_tensors_.push_back((int)i);
         }

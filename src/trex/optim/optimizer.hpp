@@ -75,6 +75,13 @@ class optimizer {
     int64_t adam_t_ = 0;
 };
 
+// The Muon matrices of tensor i under cfg (empty when the tensor is updated with AdamW or is not a trainable weight):
+// one per tensor, or o_groups row blocks for attn.wo_a.
+std::vector<muon_matrix> muon_matrices_of(const param_store& p, int i, const optim_config& cfg);
+
+// Σ x² in double over n values, summed in fixed chunks (independent of the thread count).
+double sum_squares(const float* x, int64_t n);
+
 // One Muon update of a [rows, cols] matrix: M ← μM + G; U = NS(μM + G) (Nesterov) or NS(M);
 // W ← W·(1 − lr·wd) − lr·γ·sqrt(max(rows, cols))·U.
 void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t cols, double lr,

@@ -31,6 +31,14 @@ bool is_step_dir(const std::string& name) {
 
 std::string save_checkpoint(const std::string& run_dir, const param_store& params, const optimizer* opt,
                             const checkpoint_state& state, int keep_last) {
+    if (!opt) return save_checkpoint_state(run_dir, params, nullptr, state, keep_last);
+    auto& o = const_cast<optimizer&>(*opt);
+    const optim_state_ref ref{opt->config().kind, o.state_m().data(), o.state_v().data()};
+    return save_checkpoint_state(run_dir, params, &ref, state, keep_last);
+}
+
+std::string save_checkpoint_state(const std::string& run_dir, const param_store& params, const optim_state_ref* opt,
+                            const checkpoint_state& state, int keep_last) {
     const fs::path root = fs::path(run_dir) / "checkpoints";
     std::error_code ec;
     fs::create_directories(root, ec);
@@ -55,14 +63,13 @@ std::string save_checkpoint(const std::string& run_dir, const param_store& param
         }
         if (opt) {
             safetensors_writer w;
-            auto& o = const_cast<optimizer&>(*opt);
             for (size_t i = 0; i < params.specs.size(); i++) {
                 const tensor_spec& s = params.specs[i];
                 if (s.role != tensor_role::weight) continue;
-                w.add_f32("m." + s.name, s.shape, o.state_m().data() + params.offset[i]);
-                w.add_f32("v." + s.name, s.shape, o.state_v().data() + params.offset[i]);
+                w.add_f32("m." + s.name, s.shape, opt->m + params.offset[i]);
+                w.add_f32("v." + s.name, s.shape, opt->v + params.offset[i]);
             }
-            w.set_metadata("kind", opt->config().kind);
+            w.set_metadata("kind", opt->kind);
             w.write((tmp / "optim.safetensors").string());
         }
         write_file_atomic((tmp / "config.json").string(), config_to_json(params.cfg).dump(2));
@@ -123,6 +130,14 @@ std::string verify_checkpoint(const std::string& dir) {
 }
 
 checkpoint_state load_checkpoint(const std::string& dir, param_store& params, optimizer* opt) {
+    if (!opt) return load_checkpoint_state(dir, params, nullptr);
+    const optim_state_ref ref{opt->config().kind, opt->state_m().data(), opt->state_v().data()};
+    checkpoint_state cs = load_checkpoint_state(dir, params, &ref);
+    opt->set_adam_steps(cs.adam_steps);
+    return cs;
+}
+
+checkpoint_state load_checkpoint_state(const std::string& dir, param_store& params, const optim_state_ref* opt) {
     const std::string bad = verify_checkpoint(dir);
     TREX_CHECK(bad.empty(), "checkpoint {}: {}", dir, bad);
     {
@@ -154,9 +169,9 @@ checkpoint_state load_checkpoint(const std::string& dir, param_store& params, op
         const fs::path op = fs::path(dir) / "optim.safetensors";
         TREX_CHECK(fs::exists(op), "checkpoint {}: optim.safetensors is missing", dir);
         safetensors_file f(op.string());
-        TREX_CHECK(f.metadata().count("kind") && f.metadata().at("kind") == opt->config().kind,
+        TREX_CHECK(f.metadata().count("kind") && f.metadata().at("kind") == opt->kind,
                    "checkpoint {}: optimizer state is for '{}', the run uses '{}'", dir,
-                   f.metadata().count("kind") ? f.metadata().at("kind") : "?", opt->config().kind);
+                   f.metadata().count("kind") ? f.metadata().at("kind") : "?", opt->kind);
         for (size_t i = 0; i < params.specs.size(); i++) {
             const tensor_spec& s = params.specs[i];
             if (s.role != tensor_role::weight) continue;
@@ -166,11 +181,10 @@ checkpoint_state load_checkpoint(const std::string& dir, param_store& params, op
                 TREX_CHECK(f.tensor(key).shape == s.shape, "checkpoint {}: optimizer tensor '{}' has the wrong shape",
                            dir, key);
                 const auto v = f.to_f32(key);
-                float* dst = (which[0] == 'm' ? opt->state_m().data() : opt->state_v().data()) + params.offset[i];
+                float* dst = (which[0] == 'm' ? opt->m : opt->v) + params.offset[i];
                 std::copy(v.begin(), v.end(), dst);
             }
         }
-        opt->set_adam_steps(cs.adam_steps);
     }
     return cs;
 }

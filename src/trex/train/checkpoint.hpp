@@ -22,13 +22,25 @@ struct checkpoint_state {
     nlohmann::json run;      // counters and anything else the trainer restores (skipped steps, tokens seen, ...)
 };
 
+// Optimizer state in the weights' layout (full-size m and v arenas), whoever holds it (the single-process optimizer,
+// or the ranks of a ZeRO-1 run gathered on one rank).
+struct optim_state_ref {
+    std::string kind;  // optim_config::kind
+    float* m = nullptr;
+    float* v = nullptr;
+};
+
 // Writes a checkpoint; keeps the newest `keep_last` (≥ 1) and deletes older ones. Returns the directory.
 std::string save_checkpoint(const std::string& run_dir, const param_store& params, const optimizer* opt,
+                            const checkpoint_state& state, int keep_last);
+std::string save_checkpoint_state(const std::string& run_dir, const param_store& params, const optim_state_ref* opt,
                             const checkpoint_state& state, int keep_last);
 
 // Reads a checkpoint directory into params (and optimizer state when opt is given) after verifying its manifest and
 // checksums; throws trex::error naming the file or tensor on any mismatch.
 checkpoint_state load_checkpoint(const std::string& dir, param_store& params, optimizer* opt);
+// The same into full-size state arenas (opt->kind must match the checkpoint's); the AdamW step count is in the result.
+checkpoint_state load_checkpoint_state(const std::string& dir, param_store& params, const optim_state_ref* opt);
 
 // Verifies a checkpoint directory (manifest, sizes, checksums) without loading it; returns "" if valid, otherwise
 // the reason.

@@ -28,6 +28,7 @@ const std::map<std::string, std::set<std::string>>& known_keys() {
         {"checkpoint", {"every", "keep_last"}},
         {"log", {"every", "report"}},
         {"guards", {"max_consecutive_skips", "spike_factor"}},
+        {"dist", {"tp", "pp", "ep", "timeout", "overlap"}},
     };
     return k;
 }
@@ -219,6 +220,11 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     r.get("log", "report", c.report);
     r.get("guards", "max_consecutive_skips", c.max_consecutive_skips);
     r.get("guards", "spike_factor", c.spike_factor);
+    r.get("dist", "tp", c.tp);
+    r.get("dist", "pp", c.pp);
+    r.get("dist", "ep", c.ep);
+    r.get("dist", "timeout", c.dist_timeout);
+    r.get("dist", "overlap", c.dist_overlap);
 
     TREX_CHECK(c.mode == "cpt" || c.mode == "sft", "{}: key 'run.mode': must be 'cpt' or 'sft', got '{}'", source,
                c.mode);
@@ -244,6 +250,7 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     TREX_CHECK(c.checkpoint_every >= 0 && c.keep_last >= 1, "{}: keys 'checkpoint.every/keep_last' out of range",
                source);
     TREX_CHECK(c.max_consecutive_skips >= 1, "{}: key 'guards.max_consecutive_skips': must be ≥ 1", source);
+    TREX_CHECK(c.dist_timeout > 0, "{}: key 'dist.timeout': must be positive (seconds)", source);
     for (size_t i = 0; i < c.sources.size(); i++)
         TREX_CHECK(c.sources[i].weight > 0, "{}: key 'data.sources[{}].weight': must be positive", source, i);
     return c;

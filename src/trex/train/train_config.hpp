@@ -59,6 +59,10 @@ struct train_config {
     // [guards]
     int max_consecutive_skips = 5;
     double spike_factor = 3.0;  // a loss above spike_factor × its running mean is logged as a spike
+    // [dist] (docs/distributed.md): the mesh (DP is what the world size leaves), the wait timeout, EP overlap
+    int tp = 1, pp = 1, ep = 1;
+    double dist_timeout = 300.0;  // seconds a collective may wait for a peer before the job is aborted
+    bool dist_overlap = true;     // overlap the EP all-to-all with the shared expert
 };
 
 // Parses `path` ("" = defaults only) and applies the overrides ("section.key=value"); validates.

@@ -1,8 +1,10 @@
 #include "trex/train/trainer.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +19,8 @@
 #include "trex/data/packer.hpp"
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
+#include "trex/dist/context.hpp"
+#include "trex/dist/expert_parallel.hpp"
 #include "trex/io/hf_checkpoint.hpp"
 #include "trex/data/tokenize.hpp"
 #include "trex/model/counts.hpp"
@@ -107,19 +111,60 @@ bool finite(double x) { return std::isfinite(x); }
 }  // namespace
 
 train_summary run_training(const train_config& cfg) {
+    std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+    return run_training(cfg, *world);
+}
+
+train_summary run_training(const train_config& cfg, dist::communicator& world) {
     train_summary sum;
-    std::error_code ec;
-    fs::create_directories(cfg.out_dir, ec);
-    TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
+    world.timeout_seconds = cfg.dist_timeout;
+    const bool root = world.rank() == 0;
     const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
-    write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
+    dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
+    TREX_CHECK(cfg.tp == 1, "--tp {}: tensor parallelism is not implemented in this build (docs/distributed.md)",
+               cfg.tp);
+    TREX_CHECK(cfg.pp == 1, "--pp {}: pipeline parallelism is not implemented in this build (docs/distributed.md)",
+               cfg.pp);
+    const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
+    if (root) {
+        std::error_code ec;
+        fs::create_directories(cfg.out_dir, ec);
+        TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
+        write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
+    }
 
     dsv4_model model(mc);
     param_store& P = model.params();
-    optimizer opt(P, cfg.optim);
-    packer data(make_source(cfg, mc), cfg.mode, cfg.pad_id);
+    std::unique_ptr<dist::expert_parallel> ep;
+    if (dc.mesh.ep > 1) {
+        ep = std::make_unique<dist::expert_parallel>(*dc.ep_comm, mc, cfg.dist_overlap);
+        model.set_expert_dispatcher(ep.get());
+    }
+    dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P));
+    // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
+    std::unique_ptr<document_source> source;
+    if (root) source = make_source(cfg, mc);
+    {
+        dist::timeout_scope long_wait(world, 86400.0);  // tokenizing may take hours: the others just wait
+        world.barrier();
+    }
+    if (!root) source = make_source(cfg, mc);
+    packer data(std::move(source), cfg.mode, cfg.pad_id);
+    if (world.size() > 1) {
+        if (root) fmt::print(stderr, "{}", dc.mesh.describe(mc));
+        world.barrier();
+        fmt::print(stderr, "dist: rank {} pid {}: {} tensors, {} optimizer floats owned\n", world.rank(),
+                   (long)getpid(), opt.owned_tensors(), opt.owned_floats());
+        if (root) fmt::print(stderr, "{}", opt.describe_plan());
+    }
+    // full-size optimizer state for checkpoints (rank 0 writes; every rank reads)
+    auto full_state = [&](std::vector<float>& m, std::vector<float>& v) {
+        m.assign(P.n_floats, 0.0f);
+        v.assign(P.n_floats, 0.0f);
+        return optim_state_ref{cfg.optim.kind, m.data(), v.data()};
+    };
 
-    // start: resume > init_from > fresh
+    // start: resume > init_from > fresh (every rank reads the same files)
     checkpoint_state resumed;
     bool have_resume = false;
     if (!cfg.resume.empty()) {
@@ -127,27 +172,39 @@ train_summary run_training(const train_config& cfg) {
         if (cfg.resume == "auto") {
             std::vector<std::string> skipped;
             dir = find_latest_checkpoint(cfg.out_dir, &skipped);
-            for (const auto& s : skipped) fmt::print(stderr, "resume: {}\n", s);
-            if (dir.empty()) fmt::print(stderr, "resume: no valid checkpoint under {}, starting fresh\n", cfg.out_dir);
+            if (root) {
+                for (const auto& s : skipped) fmt::print(stderr, "resume: {}\n", s);
+                if (dir.empty())
+                    fmt::print(stderr, "resume: no valid checkpoint under {}, starting fresh\n", cfg.out_dir);
+            }
         }
         if (!dir.empty()) {
-            resumed = load_checkpoint(dir, P, &opt);
+            std::vector<float> m, v;
+            const optim_state_ref ref = full_state(m, v);
+            resumed = load_checkpoint_state(dir, P, &ref);
+            opt.load_full(m.data(), v.data());
+            opt.set_adam_steps(resumed.adam_steps);
             data.restore(resumed.data);
             have_resume = true;
-            fmt::print(stderr, "resume: {} (step {})\n", dir, resumed.step);
+            if (root) fmt::print(stderr, "resume: {} (step {})\n", dir, resumed.step);
         }
+        int64_t steps[2] = {have_resume ? resumed.step : -1, -(have_resume ? resumed.step : -1)};
+        world.all_reduce(steps, 2, dist::dtype::i64, dist::reduce_op::max);
+        TREX_CHECK(steps[0] == -steps[1], "resume: the ranks found different checkpoints (steps {} and {})", steps[0],
+                   -steps[1]);
     }
     if (!have_resume) {
         if (!cfg.init_from.empty()) {
             // ours (a manifest.json) or the official HF release layout (config.json + safetensors shards)
             if (fs::exists(fs::path(cfg.init_from) / "manifest.json")) {
-                load_checkpoint(cfg.init_from, P, nullptr);
+                load_checkpoint_state(cfg.init_from, P, nullptr);
             } else {
                 const hf_io_report rep = load_hf_checkpoint(P, cfg.init_from);
-                fmt::print(stderr, "init: {} tensors from {} shard(s) of the HF release layout\n", rep.tensors,
-                           rep.files);
+                if (root)
+                    fmt::print(stderr, "init: {} tensors from {} shard(s) of the HF release layout\n", rep.tensors,
+                               rep.files);
             }
-            fmt::print(stderr, "init: weights from {}\n", cfg.init_from);
+            if (root) fmt::print(stderr, "init: weights from {}\n", cfg.init_from);
         } else {
             P.init(cfg.seed, cfg.init_std);
         }
@@ -158,38 +215,74 @@ train_summary run_training(const train_config& cfg) {
     double loss_ema = have_resume ? resumed.run.value("loss_ema", 0.0) : 0.0;
     sum.start_step = start;
     const std::string metrics_path = (fs::path(cfg.out_dir) / "metrics.jsonl").string();
-    if (have_resume)
-        truncate_metrics(metrics_path, start);
-    else
-        write_file_atomic(metrics_path, "");
+    if (root) {
+        if (have_resume)
+            truncate_metrics(metrics_path, start);
+        else
+            write_file_atomic(metrics_path, "");
+    }
 
     // MFU basis, printed once
     flops_options fo;
     fo.seq_len = cfg.seq;
     fo.include_mtp = mc.has_mtp();
     const flops_breakdown fb = training_flops_per_token(mc, fo);
-    const peak_measurement peak = measure_fma_peak(0.2);
-    fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} threads\n", cfg.name, cfg.mode,
-               cfg.steps, cfg.grad_accum, cfg.batch, cfg.seq, omp_get_max_threads());
-    fmt::print(stderr, "train: data: {}\n", data.source().describe());
-    fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {})\n",
-               fb.total, peak.gflops, peak.isa);
+    const peak_measurement peak = root ? measure_fma_peak(0.2) : peak_measurement{};
+    const int64_t micro_total = cfg.grad_accum * dp;  // micro-batches of one optimizer step, over all DP ranks
+    if (root) {
+        fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} rank(s) x {} threads\n",
+                   cfg.name, cfg.mode, cfg.steps, micro_total, cfg.batch, cfg.seq, world.size(),
+                   omp_get_max_threads());
+        fmt::print(stderr, "train: data: {}\n", data.source().describe());
+        fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {})\n",
+                   fb.total, peak.gflops * world.size(), peak.isa);
+    }
 
-    std::ofstream metrics(metrics_path, std::ios::app);
-    TREX_CHECK(metrics.good(), "{}: cannot open for appending", metrics_path);
-    progress bar(cfg.steps, "steps");
+    std::ofstream metrics;
+    if (root) {
+        metrics.open(metrics_path, std::ios::app);
+        TREX_CHECK(metrics.good(), "{}: cannot open for appending", metrics_path);
+    }
+    std::unique_ptr<progress> bar;
+    if (root) bar = std::make_unique<progress>(cfg.steps, "steps");
     train_batch batch;
     int consecutive_skips = 0;
     std::string last_ckpt;
     auto checkpoint = [&](int64_t step_done) {
-        checkpoint_state cs;
-        cs.step = step_done;
-        cs.adam_steps = opt.adam_steps();
-        cs.data = data.state();
-        cs.run = {{"skipped", skipped_total}, {"tokens", tokens_seen}, {"loss_ema", loss_ema}, {"name", cfg.name}};
-        last_ckpt = save_checkpoint(cfg.out_dir, P, &opt, cs, cfg.keep_last);
+        std::vector<float> m, v;
+        if (root) full_state(m, v);
+        opt.gather_full(0, P.weights.data(), m.data(), v.data());
+        if (root) {
+            checkpoint_state cs;
+            cs.step = step_done;
+            cs.adam_steps = opt.adam_steps();
+            cs.data = data.state();
+            cs.run = {{"skipped", skipped_total}, {"tokens", tokens_seen}, {"loss_ema", loss_ema}, {"name", cfg.name}};
+            const optim_state_ref ref{cfg.optim.kind, m.data(), v.data()};
+            last_ckpt = save_checkpoint_state(cfg.out_dir, P, &ref, cs, cfg.keep_last);
+        }
+        // a large checkpoint may take rank 0 a while
+        dist::timeout_scope long_wait(world, std::max(world.timeout_seconds, 3600.0));
+        world.barrier();
     };
 
+    constexpr int kLossFields = 5;  // loss, lm, mtp, bal, idx per micro-batch
+    // Each micro-batch's gradients are computed from zero and added to the step's sum in micro-batch order
+    // (acc = ((G_0 + G_1) + G_2) + ...): the order the DP reduction uses across ranks, so that one process running
+    // the ranks' micro-batches gives bitwise the same sum (docs/distributed.md).
+    std::vector<float> grad_acc(cfg.grad_accum > 1 ? P.n_floats : 0);
+    auto accumulate = [&](int64_t k) {
+        if (cfg.grad_accum == 1) return;
+        const float* g = P.grads.data();
+        float* a = grad_acc.data();
+        const int64_t n = P.n_floats;
+        if (k == 0) {
+            std::memcpy(a, g, sizeof(float) * n);
+            return;
+        }
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < n; i++) a[i] += g[i];
+    };
     for (int64_t step = start; step < cfg.steps; step++) {
         const double t0 = now_seconds();
         const bool decaying = cfg.schedule.total > 0 && step >= std::max(cfg.schedule.decay_start, cfg.schedule.warmup);
@@ -199,26 +292,53 @@ train_summary run_training(const train_config& cfg) {
         so.lambda_idx = cfg.indexer_weight;
         so.dense_csa = step < cfg.indexer_dense_steps;
         so.recompute = cfg.recompute;
-        so.loss_scale = 1.0 / (double)cfg.grad_accum;
+        so.loss_scale = 1.0 / (double)micro_total;
         P.zero_grads();
-        step_result acc;
+        // micro-batch m of the step goes to DP rank m % dp; every rank packs them all (the data cursor stays the
+        // same everywhere) and computes its own
+        std::vector<double> mine((size_t)kLossFields * cfg.grad_accum, 0.0);
+        std::vector<std::vector<int64_t>> load;
         int64_t step_tokens = 0, step_targets = 0;
-        for (int64_t micro = 0; micro < cfg.grad_accum; micro++) {
+        int64_t own = 0;
+        for (int64_t m = 0; m < micro_total; m++) {
             data.next(batch, cfg.batch, cfg.seq);
-            const step_result r = model.step(batch.view(), so);
-            const double w = 1.0 / (double)cfg.grad_accum;
-            acc.loss += w * r.loss;
-            acc.lm += w * r.lm;
-            acc.mtp += w * r.mtp;
-            acc.bal += w * r.bal;
-            acc.idx += w * r.idx;
-            if (acc.expert_load.empty()) acc.expert_load = r.expert_load;
-            else
-                for (size_t l = 0; l < r.expert_load.size(); l++)
-                    for (size_t e = 0; e < r.expert_load[l].size(); e++) acc.expert_load[l][e] += r.expert_load[l][e];
             step_tokens += batch.B * batch.S;
             step_targets += batch.target_tokens;
+            if (m % dp != dp_rank) continue;
+            if (own > 0) P.zero_grads();
+            const step_result r = model.step(batch.view(), so);
+            accumulate(own++);
+            double* f = mine.data() + (m / dp) * kLossFields;
+            f[0] = r.loss, f[1] = r.lm, f[2] = r.mtp, f[3] = r.bal, f[4] = r.idx;
+            if (load.empty()) load = r.expert_load;
+            else
+                for (size_t l = 0; l < r.expert_load.size(); l++)
+                    for (size_t e = 0; e < r.expert_load[l].size(); e++) load[l][e] += r.expert_load[l][e];
         }
+        if (cfg.grad_accum > 1)
+            std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
+        // losses summed in micro-batch order (as one process running all micro-batches would); loads summed
+        std::vector<double> all(mine.size() * world.size());
+        world.all_gather(mine.data(), all.data(), std::vector<int64_t>(world.size(), (int64_t)mine.size()),
+                         dist::dtype::f64);
+        step_result acc;
+        const double w = 1.0 / (double)micro_total;
+        for (int64_t m = 0; m < micro_total; m++) {
+            const double* f = all.data() + (m % dp) * mine.size() + (m / dp) * kLossFields;
+            acc.loss += w * f[0];
+            acc.lm += w * f[1];
+            acc.mtp += w * f[2];
+            acc.bal += w * f[3];
+            acc.idx += w * f[4];
+        }
+        std::vector<int64_t> flat;
+        for (const auto& l : load) flat.insert(flat.end(), l.begin(), l.end());
+        world.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
+        acc.expert_load = load;
+        for (size_t l = 0, k = 0; l < load.size(); l++)
+            for (size_t e = 0; e < load[l].size(); e++) acc.expert_load[l][e] = flat[k++];
+
+        opt.reduce_gradients();
         const double lr = cfg.schedule.at(step);
         const double gnorm = opt.grad_norm();
         const bool bad = !finite(acc.loss) || !finite(gnorm);
@@ -230,7 +350,7 @@ train_summary run_training(const train_config& cfg) {
             consecutive_skips++;
         } else {
             consecutive_skips = 0;
-            os = opt.step(lr);
+            os = opt.step(lr, gnorm);
             model.update_expert_biases(acc, cfg.bias_update_speed);
         }
         tokens_seen += step_tokens;
@@ -241,7 +361,7 @@ train_summary run_training(const train_config& cfg) {
         if (step == start) sum.first_loss = acc.loss;
         sum.last_loss = acc.loss;
 
-        if (cfg.log_every > 0 && ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps || bad || spike)) {
+        if (root && cfg.log_every > 0 && ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps || bad || spike)) {
             nlohmann::json j;
             j["step"] = step + 1;
             j["loss"] = acc.loss;
@@ -256,28 +376,30 @@ train_summary run_training(const train_config& cfg) {
             j["target_tokens"] = step_targets;  // labels the LM loss averages over (SFT: assistant tokens)
             j["step_seconds"] = dt;
             j["tokens_per_s"] = tps;
-            j["mfu"] = fb.total * tps / (peak.gflops * 1e9);
-            nlohmann::json load = nlohmann::json::array();
+            j["mfu"] = fb.total * tps / (peak.gflops * world.size() * 1e9);
+            nlohmann::json jl = nlohmann::json::array();
             for (const auto& l : acc.expert_load) {
                 int64_t mx = 0, total = 0;
                 for (int64_t v : l) {
                     mx = std::max(mx, v);
                     total += v;
                 }
-                load.push_back(l.empty() ? 0.0 : (double)mx * l.size() / std::max<int64_t>(total, 1));
+                jl.push_back(l.empty() ? 0.0 : (double)mx * l.size() / std::max<int64_t>(total, 1));
             }
-            j["expert_load_max_over_mean"] = load;
+            j["expert_load_max_over_mean"] = jl;
             j["expert_load"] = acc.expert_load;  // tokens per expert, per MoE layer (blocks, then MTP)
             j["skipped"] = bad;
             j["spike"] = spike;
             metrics << j.dump() << "\n";
             metrics.flush();
         }
-        if (spike) fmt::print(stderr, "\ntrain: loss spike at step {}: {:.4f} (running mean {:.4f})\n", step + 1,
-                              acc.loss, loss_ema);
-        if (bad) fmt::print(stderr, "\ntrain: non-finite loss or gradient at step {}: update skipped ({} in a row)\n",
-                            step + 1, consecutive_skips);
-        bar.update(step + 1, fmt::format("loss {:.4f} | {:.0f} tok/s | lr {:.3g}", acc.loss, tps, lr));
+        if (root && spike)
+            fmt::print(stderr, "\ntrain: loss spike at step {}: {:.4f} (running mean {:.4f})\n", step + 1, acc.loss,
+                       loss_ema);
+        if (root && bad)
+            fmt::print(stderr, "\ntrain: non-finite loss or gradient at step {}: update skipped ({} in a row)\n",
+                       step + 1, consecutive_skips);
+        if (bar) bar->update(step + 1, fmt::format("loss {:.4f} | {:.0f} tok/s | lr {:.3g}", acc.loss, tps, lr));
         if (consecutive_skips >= cfg.max_consecutive_skips) {
             checkpoint(step + 1);
             throw error(fmt::format(
@@ -289,13 +411,14 @@ train_summary run_training(const train_config& cfg) {
             checkpoint(step + 1);
     }
     checkpoint(cfg.steps);
-    bar.finish(fmt::format("loss {:.4f}", sum.last_loss));
-    metrics.close();
     sum.end_step = cfg.steps;
     sum.skipped = skipped_total;
     sum.checkpoint = last_ckpt;
+    if (!root) return sum;
+    bar->finish(fmt::format("loss {:.4f}", sum.last_loss));
+    metrics.close();
     if (cfg.report) {
-        sum.report = write_run_report(cfg.out_dir, cfg.name, fb.formula, peak.gflops);
+        sum.report = write_run_report(cfg.out_dir, cfg.name, fb.formula, peak.gflops * world.size());
         fmt::print(stderr, "train: report {}\n", sum.report);
     }
     fmt::print(stderr, "train: checkpoint {}\n", last_ckpt);

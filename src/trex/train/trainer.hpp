@@ -9,6 +9,10 @@
 
 namespace trex {
 
+namespace dist {
+class communicator;
+}
+
 struct train_summary {
     int64_t start_step = 0;   // first step of this invocation (> 0 after a resume)
     int64_t end_step = 0;     // optimizer steps completed
@@ -20,7 +24,10 @@ struct train_summary {
 };
 
 // Runs the training described by cfg. Progress goes to stderr; throws trex::error on bad input or when the guard
-// stops the run (after writing a final checkpoint).
+// stops the run (after writing a final checkpoint). Under mpirun the world is MPI (dist::make_world_communicator):
+// every rank calls this; rank 0 writes the metrics, checkpoints and report (docs/distributed.md).
 train_summary run_training(const train_config& cfg);
+// The same on a given world communicator.
+train_summary run_training(const train_config& cfg, dist::communicator& world);
 
 }  // namespace trex

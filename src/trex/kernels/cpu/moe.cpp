@@ -242,6 +242,16 @@ void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* 
     combine_rows(dx, dxp, st, N, d, K);
 }
 
+void moe_build_permutation(moe_state& st, const int32_t* sel, int64_t N, int E, int K) {
+    build_permutation(st, sel, N, E, K);
+}
+void moe_gather_rows(float* rows, const float* x, const moe_state& st, int64_t d, int K) {
+    gather_rows(rows, x, st, d, K);
+}
+void moe_combine_rows(float* y, const float* rows, const moe_state& st, int64_t N, int64_t d, int K) {
+    combine_rows(y, rows, st, N, d, K);
+}
+
 // L = alpha/B · Σ_b Σ_i f_i P_i with f_i = E/(K·S)·count_i, P_i = mean_t s_i/Σ_j s_j (docs/model.md §4)
 double balance_loss_forward(const float* s, const int32_t* sel, int64_t B, int64_t S, int E, int K, double alpha) {
     double total = 0.0;

@@ -99,6 +99,13 @@ struct moe_state {
     std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
     std::vector<float> h;                // [N·K, I]: swiglu(a13), unweighted, permuted rows
 };
+// The expert-sorted permutation of the N·K routing slots (stable, ascending slot inside each expert): expert_offset,
+// row_slot, slot_row.
+void moe_build_permutation(moe_state& st, const int32_t* sel, int64_t N, int E, int K);
+// rows [N·K, d]: row r holds x[token of slot row_slot[r]].
+void moe_gather_rows(float* rows, const float* x, const moe_state& st, int64_t d, int K);
+// y [N, d] = Σ_k rows[slot_row[t·K+k]] (assigned, k ascending).
+void moe_combine_rows(float* y, const float* rows, const moe_state& st, int64_t N, int64_t d, int K);
 // y assigned. Tokens are permuted by expert (stable: ascending slot), each expert runs two GEMMs, outputs are
 // summed back per token in slot order.
 void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t* sel, const float* weight,

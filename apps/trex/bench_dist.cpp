@@ -1,0 +1,35 @@
+// trex bench dist: per layout, step time split into compute and exposed communication, EP overlap off and on
+// (run under mpirun: `mpirun -n 2 trex bench dist`; docs/distributed.md).
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "trex/dist/bench_dist.hpp"
+
+namespace trex::cli {
+
+void register_bench_dist(CLI::App* bench) {
+    auto* cmd = bench->add_subcommand("dist", "distributed step time: compute vs exposed communication, per layout");
+    auto o = std::make_shared<dist::dist_bench_options>();
+    cmd->add_option("--config", o->config, "model config.json (default: the embedded configs/v4-tiny.json)");
+    cmd->add_option("--batch", o->batch, "rows per rank and step")->capture_default_str();
+    cmd->add_option("--seq", o->seq, "tokens per row")->capture_default_str();
+    cmd->add_option("--steps", o->steps, "timed steps (the median is reported)")->capture_default_str();
+    cmd->add_option("--warmup", o->warmup, "untimed steps before")->capture_default_str();
+    cmd->add_option("--rounds", o->rounds, "times every layout runs, in turn (rows: medians over rounds)")
+        ->capture_default_str();
+    cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
+    cmd->callback([o]() {
+        std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+        try {
+            const auto rows = dist::run_dist_bench(*world, *o);
+            if (world->rank() == 0) std::printf("%s", dist::format_dist_bench(rows, world->size(), *o).c_str());
+        } catch (const std::exception& e) {
+            if (world->size() == 1) throw;
+            world->abort(fmt::format("rank {}: {}", world->rank(), e.what()));
+        }
+    });
+}
+
+}  // namespace trex::cli

@@ -1,0 +1,33 @@
+// `trex bench dist` (docs/distributed.md §6): for every layout the world size allows (DP, and EP over each divisor
+// of the expert count), the time of one training step (forward, backward, gradient reduce-scatter, optimizer,
+// all-gather) split into compute and exposed communication (time blocked in waits), with the EP overlap off and on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trex/dist/communicator.hpp"
+
+namespace trex::dist {
+
+struct dist_bench_options {
+    std::string config;  // "" = the embedded v4-tiny
+    int64_t batch = 2, seq = 256;
+    int steps = 3, warmup = 1;
+    int rounds = 3;        // every layout runs once per round; rows are medians over the rounds
+    std::vector<int> eps;  // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
+};
+
+struct dist_bench_row {
+    std::string layout;
+    bool ep = false, overlap = false;
+    // medians over the timed steps of the slowest rank, seconds
+    double step = 0, compute = 0, exposed = 0, ep_exposed = 0, sync_exposed = 0;
+};
+
+// Every rank calls it; all get the same rows.
+std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench_options& opt);
+// Markdown table with the overlap on/off ratio of the exposed EP time.
+std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
+
+}  // namespace trex::dist

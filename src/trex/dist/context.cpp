@@ -1,0 +1,35 @@
+#include "trex/dist/context.hpp"
+
+#include "trex/base/error.hpp"
+
+namespace trex::dist {
+
+dist_context::dist_context(communicator& w, const mesh_spec& spec, const model_config& cfg)
+    : world(&w), mesh(make_mesh(spec, w.size(), w.rank(), cfg)) {
+    // every rank takes part in both splits (MPI_Comm_split is collective)
+    ep_comm = w.split(mesh.pp_rank * mesh.edp + mesh.edp_rank, mesh.ep_rank);
+    edp_comm = w.split(mesh.pp_rank * mesh.ep + mesh.ep_rank, mesh.edp_rank);
+    TREX_ASSERT(ep_comm->size() == mesh.ep && edp_comm->size() == mesh.edp);
+}
+
+bool dist_context::holds_expert(const model_config& cfg, int e) const {
+    const int first = mesh.expert_first(cfg);
+    return e >= first && e < first + mesh.expert_count(cfg);
+}
+
+std::vector<replica_group> dist_context::replica_groups(const param_store& p) const {
+    replica_group dense{world, {}}, experts{edp_comm.get(), {}};
+    for (size_t i = 0; i < p.specs.size(); i++) {
+        const tensor_spec& s = p.specs[i];
+        if (s.role != tensor_role::weight) continue;
+        if (s.expert < 0 || mesh.ep == 1)
+            dense.tensors.push_back((int)i);
+        else if (holds_expert(p.cfg, s.expert))
+            experts.tensors.push_back((int)i);
+    }
+    std::vector<replica_group> g{dense};
+    if (!experts.tensors.empty()) g.push_back(experts);
+    return g;
+}
+
+}  // namespace trex::dist

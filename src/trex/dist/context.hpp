@@ -1,0 +1,30 @@
+// A rank's view of a distributed run: the world communicator, the mesh, the sub-communicators of the expert layout,
+// and which tensors this rank holds and with whom it shares them (docs/distributed.md).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "trex/dist/communicator.hpp"
+#include "trex/dist/mesh.hpp"
+#include "trex/dist/zero_optimizer.hpp"
+#include "trex/model/params.hpp"
+
+namespace trex::dist {
+
+struct dist_context {
+    communicator* world = nullptr;  // not owned
+    device_mesh mesh;
+    std::unique_ptr<communicator> ep_comm;   // the EP ranks of my expert-DP index (token all-to-all), size ep
+    std::unique_ptr<communicator> edp_comm;  // the ranks holding my experts (expert gradient reduction), size edp
+
+    dist_context(communicator& world, const mesh_spec& spec, const model_config& cfg);
+
+    // Does this rank hold (compute and update) routed expert e?
+    bool holds_expert(const model_config& cfg, int e) const;
+    // The replica groups of ZeRO-1: the dense tensors (and, without EP, the experts) on the world; with EP, this
+    // rank's experts on edp_comm. Experts held elsewhere are in no group.
+    std::vector<replica_group> replica_groups(const param_store& p) const;
+};
+
+}  // namespace trex::dist

@@ -1,0 +1,291 @@
+#include "trex/dist/expert_parallel.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "trex/base/error.hpp"
+#include "trex/base/timer.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
+#include "trex/kernels/cpu/ops.hpp"
+
+namespace trex::dist {
+
+namespace {
+
+std::vector<int64_t> per_peer(const std::vector<int64_t>& rows, int peers, int per, int64_t width) {
+    std::vector<int64_t> c(peers, 0);
+    for (int q = 0; q < peers; q++)
+        for (int j = 0; j < per; j++) c[q] += rows[q * per + j] * width;
+    return c;
+}
+
+std::vector<int64_t> displs(const std::vector<int64_t>& counts) {
+    std::vector<int64_t> d(counts.size(), 0);
+    for (size_t i = 1; i < counts.size(); i++) d[i] = d[i - 1] + counts[i - 1];
+    return d;
+}
+
+}  // namespace
+
+int64_t ep_route::sent() const {
+    int64_t s = 0;
+    for (int64_t r : send_rows) s += r;
+    return s;
+}
+int64_t ep_route::received() const {
+    int64_t s = 0;
+    for (int64_t r : recv_rows) s += r;
+    return s;
+}
+std::vector<int64_t> ep_route::send_counts(int64_t width) const {
+    return per_peer(send_rows, peers, experts_per_rank, width);
+}
+std::vector<int64_t> ep_route::recv_counts(int64_t width) const {
+    return per_peer(recv_rows, peers, experts_per_rank, width);
+}
+
+ep_route route_of(const std::vector<int64_t>& expert_offset, int peers, int experts_per_rank) {
+    ep_route r;
+    r.peers = peers;
+    r.experts_per_rank = experts_per_rank;
+    const int E = r.peers * experts_per_rank;
+    TREX_CHECK((int)expert_offset.size() == E + 1, "expert parallelism: {} experts routed, {} expected",
+               expert_offset.size() - 1, E);
+    r.send_rows.resize(E);
+    r.recv_rows.assign(E, 0);
+    for (int e = 0; e < E; e++) r.send_rows[e] = expert_offset[e + 1] - expert_offset[e];
+    return r;
+}
+
+handle start_route_exchange(communicator& ep, ep_route& route) {
+    const std::vector<int64_t> c(route.peers, route.experts_per_rank);
+    return ep.all_to_all_v_async(route.send_rows.data(), c, displs(c), route.recv_rows.data(), c, displs(c),
+                                 dtype::i64);
+}
+
+ep_route make_route(communicator& ep, const std::vector<int64_t>& expert_offset, int experts_per_rank) {
+    ep_route r = route_of(expert_offset, ep.size(), experts_per_rank);
+    start_route_exchange(ep, r)->wait();
+    return r;
+}
+
+handle start_dispatch(communicator& ep, const ep_route& route, const float* rows, float* out, int64_t width) {
+    const auto sc = route.send_counts(width), rc = route.recv_counts(width);
+    return ep.all_to_all_v_async(rows, sc, displs(sc), out, rc, displs(rc), dtype::f32);
+}
+
+handle start_combine(communicator& ep, const ep_route& route, const float* rows, float* out, int64_t width) {
+    const auto sc = route.recv_counts(width), rc = route.send_counts(width);
+    return ep.all_to_all_v_async(rows, sc, displs(sc), out, rc, displs(rc), dtype::f32);
+}
+
+expert_parallel::expert_parallel(communicator& ep, const model_config& cfg, bool overlap)
+    : ep_(ep), experts_per_rank_(cfg.n_routed_experts / ep.size()), overlap_(overlap) {
+    TREX_CHECK(cfg.n_routed_experts % ep.size() == 0, "--ep {} does not divide the model's {} routed experts",
+               ep.size(), cfg.n_routed_experts);
+}
+
+std::vector<expert_parallel::block> expert_parallel::source_blocks(const layer_state& L) const {
+    std::vector<block> out;
+    const int P = experts_per_rank_;
+    for (int j = 0; j < P; j++) {
+        int64_t r0 = L.expert_rows[j];
+        for (int q = 0; q < L.route.peers; q++) {
+            const int64_t n = L.route.recv_rows[q * P + j];
+            if (n > 0) out.push_back({j, r0, n});
+            r0 += n;
+        }
+    }
+    return out;
+}
+
+void expert_parallel::run_overlapped(handle& first, const std::function<void()>& work,
+                                     const std::function<void()>& then, handle& second) {
+    if (!ep_.helper_thread_ok()) {
+        work();
+        return;
+    }
+    // MPI progresses a transfer only inside MPI calls: a helper thread tests `first` while this thread computes,
+    // starts `then` (which sets `second`) once it completes, and tests `second`. This thread makes no MPI call until
+    // the helper has stopped, as MPI_THREAD_SERIALIZED requires.
+    std::atomic<bool> stop{false};
+    std::thread helper([&] {
+        auto idle = [] { std::this_thread::sleep_for(std::chrono::microseconds(50)); };
+        while (!stop.load(std::memory_order_acquire) && !first->test()) idle();
+        if (stop.load(std::memory_order_acquire) || !then) return;
+        then();
+        while (!stop.load(std::memory_order_acquire) && !second->test()) idle();
+    });
+    work();
+    stop.store(true, std::memory_order_release);
+    helper.join();
+}
+
+void expert_parallel::wait(handle& h) {
+    const double t0 = now_seconds();
+    h->wait();
+    exposed_ += now_seconds() - t0;
+}
+
+void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const float* x, const int32_t* sel,
+                              const float* weight, const float* const* w13, const float* const* w2, int64_t N,
+                              int64_t d, int E, int K, int64_t I, double limit, const std::function<void()>& overlap) {
+    const int64_t NK = N * K, width = d + 1;
+    const int P = experts_per_rank_, first = ep_.rank() * P;
+    cpu::moe_build_permutation(st, sel, N, E, K);
+    layer_state& L = layers_[layer];
+    L.route = route_of(st.expert_offset, ep_.size(), P);
+    // dispatch: expert-sorted rows of x with their routing weight in the last column
+    send_.resize(NK * width);
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < NK; r++) {
+        const int32_t slot = st.row_slot[r];
+        std::memcpy(send_.data() + r * width, x + (int64_t)(slot / K) * d, d * sizeof(float));
+        send_[r * width + d] = weight[slot];
+    }
+    // the row counts, then the rows; with overlap both travel while the shared expert runs (a peer that is still
+    // computing is hidden as well as the transfer)
+    if (!overlap_) overlap();
+    handle counts = start_route_exchange(ep_, L.route);
+    handle h;
+    auto start_rows = [&] {
+        recv_.resize(L.route.received() * width);
+        h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), width);
+    };
+    if (overlap_) run_overlapped(counts, overlap, start_rows, h);
+    if (!h) {
+        wait(counts);
+        start_rows();
+    }
+    wait(h);
+    const int64_t M = L.route.received();
+    // received rows are peer-major; the experts want them expert-major
+    L.expert_rows.assign(P + 1, 0);
+    for (int j = 0; j < P; j++) {
+        L.expert_rows[j + 1] = L.expert_rows[j];
+        for (int q = 0; q < L.route.peers; q++) L.expert_rows[j + 1] += L.route.recv_rows[q * P + j];
+    }
+    L.to_recv.resize(M);
+    {
+        std::vector<int64_t> fill(L.expert_rows.begin(), L.expert_rows.end() - 1);
+        int64_t src = 0;
+        for (int q = 0; q < L.route.peers; q++)
+            for (int j = 0; j < P; j++)
+                for (int64_t k = 0; k < L.route.recv_rows[q * P + j]; k++) L.to_recv[fill[j]++] = src++;
+    }
+    L.x.resize(M * d);
+    L.w.resize(M);
+    L.a13.resize(M * 2 * I);
+    L.h.resize(M * I);
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) {
+        std::memcpy(L.x.data() + m * d, recv_.data() + L.to_recv[m] * width, d * sizeof(float));
+        L.w[m] = recv_[L.to_recv[m] * width + d];
+    }
+    // the local experts, as cpu::moe_experts_forward computes them, one GEMM per (expert, source rank): the shapes
+    // one process uses for each micro-batch, so every row comes out bitwise the same
+    const auto blocks = source_blocks(L);
+    for (const block& b : blocks)
+        cpu::linear_fwd(L.a13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, w13[first + b.j], b.n, d, 2 * I);
+    cpu::swiglu_forward(L.h.data(), L.a13.data(), M, I, limit);
+    std::vector<float> hw(M * I), out(M * d);
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t i = 0; i < I; i++) hw[m * I + i] = L.w[m] * L.h[m * I + i];
+    for (const block& b : blocks)
+        cpu::linear_fwd(out.data() + b.r0 * d, hw.data() + b.r0 * I, w2[first + b.j], b.n, I, d);
+    // combine: back to the sources in their dispatch order
+    back_.resize(M * d);
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) std::memcpy(back_.data() + L.to_recv[m] * d, out.data() + m * d, d * sizeof(float));
+    std::vector<float> yp(NK * d);
+    handle c = start_combine(ep_, L.route, back_.data(), yp.data(), d);
+    wait(c);
+    cpu::moe_combine_rows(y, yp.data(), st, N, d, K);
+}
+
+void expert_parallel::backward(int layer, float* dx, float* dweight, float* const* dw13, float* const* dw2,
+                               const float* dy, const cpu::moe_state& st, const float* x, const float* weight,
+                               const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K,
+                               int64_t I, double limit, const std::function<void()>& overlap) {
+    const int64_t NK = N * K, width = d + 1;
+    const int P = experts_per_rank_, first = ep_.rank() * P;
+    auto it = layers_.find(layer);
+    TREX_ASSERT(it != layers_.end());
+    layer_state& L = it->second;
+    const int64_t M = L.route.received();
+    TREX_ASSERT(L.route.sent() == NK);
+    // the backward of combine is a dispatch of the output gradients along the same route
+    send_.resize(NK * d);
+    cpu::moe_gather_rows(send_.data(), dy, st, d, K);
+    recv_.resize(M * d);
+    if (!overlap_) overlap();
+    handle h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), d);
+    handle none;
+    if (overlap_) run_overlapped(h, overlap, nullptr, none);
+    wait(h);
+    std::vector<float> dyp(M * d), dh(M * I), da13(M * 2 * I), dxp(M * d), dwt(M);
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) std::memcpy(dyp.data() + m * d, recv_.data() + L.to_recv[m] * d, d * sizeof(float));
+    const auto blocks = source_blocks(L);
+    for (const block& b : blocks)
+        cpu::linear_bwd_data(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, w2[first + b.j], b.n, I, d);
+        // as cpu::moe_experts_backward: dweight = dh·h; dh ← w·dh; dyp ← w·dyp
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) {
+        const float wr = L.w[m];
+        float* g = dh.data() + m * I;
+        const float* hr = L.h.data() + m * I;
+        float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
+        dwt[m] = acc;
+#pragma omp simd
+        for (int64_t i = 0; i < I; i++) g[i] *= wr;
+        float* gy = dyp.data() + m * d;
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++) gy[i] *= wr;
+    }
+    cpu::swiglu_backward(da13.data(), dh.data(), L.a13.data(), M, I, limit);
+    // weight gradients: each source's contribution computed on its own and added in source order (the order in
+    // which one process sums its micro-batches' gradients)
+    std::vector<float> t2((size_t)d * I), t13((size_t)2 * I * d);
+    std::vector<bool> started(P, false);
+    for (const block& b : blocks) {
+        float* g2 = dw2[first + b.j];
+        float* g13 = dw13[first + b.j];
+        if (!started[b.j]) {
+            cpu::linear_bwd_weight(g2, dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
+            cpu::linear_bwd_weight(g13, da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
+            started[b.j] = true;
+        } else {
+            std::fill(t2.begin(), t2.end(), 0.0f);
+            std::fill(t13.begin(), t13.end(), 0.0f);
+            cpu::linear_bwd_weight(t2.data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
+            cpu::linear_bwd_weight(t13.data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
+            for (size_t i = 0; i < t2.size(); i++) g2[i] += t2[i];
+            for (size_t i = 0; i < t13.size(); i++) g13[i] += t13[i];
+        }
+        cpu::linear_bwd_data(dxp.data() + b.r0 * d, da13.data() + b.r0 * 2 * I, w13[first + b.j], b.n, d, 2 * I);
+    }
+    // the backward of dispatch is a combine: input-row gradients and routing-weight gradients go back
+    back_.resize(M * width);
+#pragma omp parallel for schedule(static)
+    for (int64_t m = 0; m < M; m++) {
+        std::memcpy(back_.data() + L.to_recv[m] * width, dxp.data() + m * d, d * sizeof(float));
+        back_[L.to_recv[m] * width + d] = dwt[m];
+    }
+    std::vector<float> got(NK * width), rows(NK * d);
+    handle c = start_combine(ep_, L.route, back_.data(), got.data(), width);
+    wait(c);
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < NK; r++) {
+        std::memcpy(rows.data() + r * d, got.data() + r * width, d * sizeof(float));
+        dweight[st.row_slot[r]] = got[r * width + d];
+    }
+    cpu::moe_combine_rows(dx, rows.data(), st, N, d, K);
+}
+
+}  // namespace trex::dist

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Layout-independent checkpoints (docs/distributed.md): save under dp2 after 2 steps, resume under ep2 and under one
+# process to step 4; both continuations must be bitwise identical to an uninterrupted single-process run (each of
+# these layouts is bitwise the single-process run, so the checkpoint is the only thing that could break it). The
+# schedule is pinned (optim.total) so that the 2-step run has the 4-step run's learning rates.
+# Usage: dist_resume_layouts.sh TREX SOURCE_DIR WORKDIR. Exit 77 (skipped) when mpirun is absent.
+set -euo pipefail
+trex="$1"; src="$2"; work="$3"
+command -v mpirun > /dev/null || { echo "mpirun not found: skipped"; exit 77; }
+rm -rf "$work"; mkdir -p "$work"
+export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+common=(--set "model.config=\"$src/configs/v4-tiny.json\"" --set data.batch=2 --set data.seq=64
+        --set optim.lr=1e-3 --set optim.total=4 --set checkpoint.every=2 --set log.report=false --set dist.timeout=120)
+mpi=(mpirun -n 2 --oversubscribe --bind-to none)
+run() { local log="$1"; shift; "$@" > "$log" 2>&1 || { cat "$log"; exit 1; }; }
+run "$work/single.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --steps 4 --out "$work/single"
+run "$work/dp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --steps 2 --out "$work/dp2"
+cp -r "$work/dp2" "$work/to_ep2"
+cp -r "$work/dp2" "$work/to_one"
+run "$work/to_ep2.log" "${mpi[@]}" "$trex" train "${common[@]}" --ep 2 --steps 4 --resume auto --out "$work/to_ep2"
+run "$work/to_one.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --steps 4 --resume auto \
+  --out "$work/to_one"
+grep -h "^resume:" "$work/to_ep2.log" "$work/to_one.log"
+py=python3; [ -x "$src/.venv/bin/python" ] && py="$src/.venv/bin/python"
+for r in to_ep2 to_one; do
+  echo "== saved under dp2, resumed as $r"
+  "$py" "$src/tests/scripts/compare_runs.py" "$work/single" "$work/$r" --bitwise
+done
