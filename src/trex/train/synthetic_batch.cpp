@@ -4,18 +4,6 @@
 
 namespace trex {
 
-batch_view synthetic_batch::view() const {
-    batch_view v;
-    v.B = B;
-    v.S = S;
-    v.input_ids = ids.data();
-    v.labels = labels.data();
-    v.mtp_input_ids = mtp_ids.data();
-    v.mtp_labels = mtp_labels.data();
-    v.doc_start = doc_start.data();
-    return v;
-}
-
 synthetic_batch make_synthetic_batch(int64_t B, int64_t S, int V, uint64_t seed, const synthetic_batch_options& opt) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> u01(0.0, 1.0);
@@ -43,6 +31,7 @@ synthetic_batch make_synthetic_batch(int64_t B, int64_t S, int V, uint64_t seed,
             if (S > 23) b.doc_start[r * S + 23] = 1;
         }
     }
+    for (int32_t l : b.labels) b.target_tokens += l >= 0;
     return b;
 }
 

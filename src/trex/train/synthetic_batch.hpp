@@ -4,15 +4,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "trex/model/model.hpp"
+#include "trex/data/packer.hpp"
 
 namespace trex {
 
-struct synthetic_batch {
-    int64_t B = 0, S = 0;
-    std::vector<int32_t> ids, labels, mtp_ids, mtp_labels, doc_start;  // [B,S] each (docs/model.md §1)
-    batch_view view() const;
-};
+// The same [B,S] rows as the packer's batches (docs/model.md §1).
+using synthetic_batch = train_batch;
 
 struct synthetic_batch_options {
     bool packed = false;           // rows after the first hold several documents (lengths 3, 20, rest)
