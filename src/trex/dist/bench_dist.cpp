@@ -1,5 +1,7 @@
 #include "trex/dist/bench_dist.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -61,6 +63,7 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int ep,
     world.all_reduce(v, 4, dtype::f64, reduce_op::max);
     dist_bench_row r;
     r.layout = dc.mesh.layout();
+    r.tp = dc.mesh.tp, r.pp = dc.mesh.pp, r.dp = dc.mesh.dp, r.ep_size = dc.mesh.ep;
     r.ep = ep > 1;
     r.overlap = overlap;
     r.step = v[0];
@@ -110,6 +113,29 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
         rows[i].sync_exposed = med(&dist_bench_row::sync_exposed);
     }
     return rows;
+}
+
+std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
+    nlohmann::ordered_json j;
+    j["bench"] = "trex bench dist";
+    j["world"] = world;
+    j["config"] = opt.config.empty() ? std::string("<embedded v4-tiny>") : opt.config;
+    j["batch"] = opt.batch;  // rows per rank and step
+    j["seq"] = opt.seq;
+    j["steps"] = opt.steps;
+    j["rounds"] = opt.rounds;
+    j["optimizer"] = "muon";  // the run's default optim_config: Muon + AdamW, ZeRO-1
+    j["omp_threads"] = omp_get_max_threads();
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const auto& r : rows)
+        a.push_back({{"layout", r.layout},     {"tp", r.tp},
+                     {"pp", r.pp},             {"dp", r.dp},
+                     {"ep", r.ep_size},        {"ep_overlap", r.ep && r.overlap},
+                     {"step_s", r.step},       {"compute_s", r.compute},
+                     {"exposed_s", r.exposed}, {"ep_exposed_s", r.ep_exposed},
+                     {"sync_exposed_s", r.sync_exposed}});
+    j["rows"] = a;
+    return j.dump(2) + "\n";
 }
 
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
