@@ -20,6 +20,7 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--rounds", o->rounds, "times every layout runs, in turn (rows: medians over rounds)")
         ->capture_default_str();
     cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
+    cmd->add_option("--tp", o->tps, "TP sizes to run, with ep 1 (default: every size > 1 the world and model allow)");
     cmd->callback([o]() {
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
         try {
