@@ -1,7 +1,8 @@
 // Tensor parallelism in one process (docs/distributed.md §5): v4-tiny split over 2 TP ranks, each rank a thread
 // with its own model and an in-memory all-reduce that adds in rank order like dist::tp_group. The ranks' losses must
 // equal the single-model step's, their replicated gradients must be identical to each other, and every gradient
-// (the TP-split ones summed over the ranks, as tp_group::combine_gradients does) must equal the single model's.
+// (the TP-split ones summed over the ranks, as ZeRO-1's reduction does after tp_group::drop_replicated_gradients)
+// must equal the single model's.
 #include <gtest/gtest.h>
 
 #include <barrier>

@@ -40,14 +40,12 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
         model.set_tensor_parallel(tpg.get());
     }
     optim_config oc;
-    zero_optimizer zo(P, oc, tp > 1 ? *dc.dp_comm : world, dc.replica_groups(P));
+    zero_optimizer zo(P, oc, world, dc.replica_groups(P));
     // the TP ranks of a DP index share its batch
     const synthetic_batch batch = make_synthetic_batch(opt.batch, opt.seq, mc.vocab_size, 100 + dc.mesh.dp_rank);
     step_options so;
     std::vector<double> step_t, exposed_t, ep_t, tp_t, sync_t;
-    auto sync_wait = [&] {
-        return world.stats.wait_seconds + dc.edp_comm->stats.wait_seconds + dc.dp_comm->stats.wait_seconds;
-    };
+    auto sync_wait = [&] { return world.stats.wait_seconds + dc.edp_comm->stats.wait_seconds; };
     for (int s = 0; s < opt.warmup + opt.steps; s++) {
         world.barrier();
         const double w0 = sync_wait();
@@ -55,7 +53,7 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
         const double t0 = now_seconds();
         P.zero_grads();
         model.step(batch.view(), so);
-        if (tpg) tpg->combine_gradients(P);
+        if (tpg) tpg->drop_replicated_gradients(P);
         zo.reduce_gradients();
         const double gn = zo.grad_norm();
         zo.step(1e-4, gn);

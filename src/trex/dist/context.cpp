@@ -21,7 +21,7 @@ bool dist_context::holds_expert(const model_config& cfg, int e) const {
 }
 
 std::vector<replica_group> dist_context::replica_groups(const param_store& p) const {
-    replica_group dense{mesh.tp > 1 ? dp_comm.get() : world, {}}, experts{edp_comm.get(), {}};
+    replica_group dense{world, {}}, experts{edp_comm.get(), {}};
     for (size_t i = 0; i < p.specs.size(); i++) {
         const tensor_spec& s = p.specs[i];
         if (s.role != tensor_role::weight) continue;

@@ -21,27 +21,11 @@ void tp_group::sum(T* x, int64_t n, dtype t, std::vector<T>& buf) {
 void tp_group::all_reduce_sum(float* x, int64_t n) { sum(x, n, dtype::f32, fbuf_); }
 void tp_group::all_reduce_sum(double* x, int64_t n) { sum(x, n, dtype::f64, dbuf_); }
 
-void tp_group::combine_gradients(param_store& p) {
-    // one packed all-reduce over every TP-split tensor
-    std::vector<int> split;
-    int64_t total = 0;
+void tp_group::drop_replicated_gradients(param_store& p) const {
+    if (comm_.rank() == 0) return;
     for (size_t i = 0; i < p.specs.size(); i++)
-        if (is_tp_sharded(p.specs[i])) {
-            split.push_back((int)i);
-            total += p.specs[i].numel();
-        }
-    pack_.resize(total);
-    int64_t pos = 0;
-    for (int i : split) {
-        std::memcpy(pack_.data() + pos, p.g(i), sizeof(float) * p.specs[i].numel());
-        pos += p.specs[i].numel();
-    }
-    all_reduce_sum(pack_.data(), total);
-    pos = 0;
-    for (int i : split) {
-        std::memcpy(p.g(i), pack_.data() + pos, sizeof(float) * p.specs[i].numel());
-        pos += p.specs[i].numel();
-    }
+        if (p.specs[i].role == tensor_role::weight && !is_tp_sharded(p.specs[i]))
+            std::memset(p.g((int)i), 0, sizeof(float) * p.specs[i].numel());
 }
 
 }  // namespace trex::dist

@@ -1,5 +1,5 @@
 // Tensor parallelism over MPI (docs/distributed.md §5): the model's tensor_parallel hook on the communicator of the
-// tp ranks that share a micro-batch, and the gradient combination that follows the backward.
+// tp ranks that share a micro-batch, and the gradient preparation that lets ZeRO-1 reduce over every rank.
 #pragma once
 
 #include <vector>
@@ -22,10 +22,10 @@ class tp_group : public tensor_parallel {
     void all_reduce_sum(float* x, int64_t n) override;
     void all_reduce_sum(double* x, int64_t n) override;
 
-    // After the backward: the TP-split tensors' gradients (non-zero only in each rank's slice) are summed over the TP
-    // ranks, which assembles them exactly; the replicated tensors' gradients are already the same on every TP rank.
-    // Afterwards every TP rank holds the whole gradient, as one process would.
-    void combine_gradients(param_store& p);
+    // After the backward, before ZeRO-1 sums the gradients over all ranks: the replicated tensors' gradients are
+    // the same on every TP rank, so TP ranks other than 0 zero theirs (counted once); the TP-split tensors' gradients
+    // are non-zero only in each rank's slice, so the sum over the TP ranks assembles them exactly (x + 0 = x).
+    void drop_replicated_gradients(param_store& p) const;
 
     communicator& comm() { return comm_; }
 
@@ -33,7 +33,7 @@ class tp_group : public tensor_parallel {
     template <class T>
     void sum(T* x, int64_t n, dtype t, std::vector<T>& buf);
     communicator& comm_;
-    std::vector<float> fbuf_, pack_;
+    std::vector<float> fbuf_;
     std::vector<double> dbuf_;
 };
 

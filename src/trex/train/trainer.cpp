@@ -149,7 +149,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         tp = std::make_unique<dist::tp_group>(*dc.tp_comm);
         model.set_tensor_parallel(tp.get());
     }
-    dist::zero_optimizer opt(P, cfg.optim, dpc, dc.replica_groups(P));
+    dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P));
     // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
     std::unique_ptr<document_source> source;
     if (root) source = make_source(cfg, mc);
@@ -260,7 +260,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     auto checkpoint = [&](int64_t step_done) {
         std::vector<float> m, v;
         if (root) full_state(m, v);
-        if (dc.mesh.tp_rank == 0) opt.gather_full(0, P.weights.data(), m.data(), v.data());  // TP ranks: the same
+        opt.gather_full(0, P.weights.data(), m.data(), v.data());
         if (root) {
             checkpoint_state cs;
             cs.step = step_done;
@@ -347,7 +347,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         for (size_t l = 0, k = 0; l < load.size(); l++)
             for (size_t e = 0; e < load[l].size(); e++) acc.expert_load[l][e] = flat[k++];
 
-        if (tp) tp->combine_gradients(P);  // the TP-split tensors' slices, before the DP reduction
+        if (tp) tp->drop_replicated_gradients(P);  // ZeRO-1 then sums over TP and DP ranks alike
         opt.reduce_gradients();
         const double lr = cfg.schedule.at(step);
         const double gnorm = opt.grad_norm();
