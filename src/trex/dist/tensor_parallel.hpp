@@ -24,7 +24,9 @@ class tp_group : public tensor_parallel {
 
     // After the backward, before ZeRO-1 sums the gradients over all ranks: the replicated tensors' gradients are
     // the same on every TP rank, so TP ranks other than 0 zero theirs (counted once); the TP-split tensors' gradients
-    // are non-zero only in each rank's slice, so the sum over the TP ranks assembles them exactly (x + 0 = x).
+    // are non-zero only in each rank's slice, so the sum over the TP ranks assembles them exactly (x + 0 = x). Routed
+    // experts are never replicated over TP: split over TP (ep 1) or held by their EP rank, which computed the
+    // gradient of this rank's tokens only.
     void drop_replicated_gradients(param_store& p) const;
 
     communicator& comm() { return comm_; }

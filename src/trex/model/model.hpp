@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trex/kernels/cpu/ops.hpp"
@@ -209,6 +210,7 @@ class dsv4_model {
     tp_moe_weights tp_moe_slice(const block_weights& W, float* buf) const;  // W without weights: zeroed slices
     int64_t tp_moe_floats() const;
     void tp_moe_add_grads(const block_weights& G, const tp_moe_weights& T) const;
+    std::pair<int64_t, int64_t> tp_token_range() const;  // [first, first + count) of the tokens this rank dispatches
 
     block_weights bind_block(int layer, bool grads);
 

@@ -6,8 +6,10 @@
 //   attention  column-parallel: heads [r·H/T, (r+1)·H/T) (wq_b rows, attn_sink, the attention core) and output
 //              groups [r·g/T, (r+1)·g/T) (wo_a blocks); row-parallel: the columns of wo_b of the local groups
 //              (partial [N,d] outputs, summed over TP);
-//   MoE        the intermediate dimension of the shared expert and of every routed expert: rows [r·I/T, (r+1)·I/T)
-//              of w1 and of w3, the same columns of w2 (partial [N,d] outputs, summed over TP).
+//   MoE        the intermediate dimension of the shared expert and (without expert parallelism) of every routed
+//              expert: rows [r·I/T, (r+1)·I/T) of w1 and of w3, the same columns of w2 (partial [N,d] outputs,
+//              summed over TP). With expert parallelism the routed experts stay whole (expert-TP size 1) and the TP
+//              ranks dispatch disjoint parts of the tokens instead; the same all-reduce assembles the outputs.
 // Everything else (norms, wq_a/q_norm, the shared KV head, compressor, indexer, router, mHC, embedding, head) is
 // replicated: every TP rank computes it on the same inputs and gets the same bits.
 #pragma once
@@ -39,7 +41,7 @@ inline tp_slice tp_local(const tensor_parallel* tp, int64_t n) {
 }
 
 // Is this tensor split over the TP ranks? (Its gradient is then non-zero only in this rank's slice: summing the
-// ranks' gradients assembles it exactly.)
+// ranks' gradients assembles it exactly.) Routed experts count as split: they are, without expert parallelism.
 bool is_tp_sharded(const tensor_spec& s);
 
 namespace tp_copy {

@@ -122,9 +122,6 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     const bool root = world.rank() == 0;
     const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
     dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
-    TREX_CHECK(cfg.tp == 1 || cfg.ep == 1,
-               "--tp {} with --ep {}: routed experts are split over TP or over EP, not both (docs/distributed.md)",
-               cfg.tp, cfg.ep);
     TREX_CHECK(cfg.pp == 1, "--pp {}: pipeline parallelism is not implemented in this build (docs/distributed.md)",
                cfg.pp);
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
