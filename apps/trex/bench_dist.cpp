@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "trex/base/files.hpp"
 #include "trex/dist/bench_dist.hpp"
 
 namespace trex::cli {
@@ -20,12 +21,20 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--rounds", o->rounds, "times every layout runs, in turn (rows: medians over rounds)")
         ->capture_default_str();
     cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
-    cmd->add_option("--tp", o->tps, "TP sizes to run, with ep 1 (default: every size > 1 the world and model allow)");
-    cmd->callback([o]() {
+    cmd->add_option("--tp", o->tps, "TP sizes to run as well, with ep 1 (default: none)");
+    auto json = std::make_shared<bool>(false);
+    auto out = std::make_shared<std::string>();
+    cmd->add_flag("--json", *json, "print one JSON object (the input of `trex plan compare`)");
+    cmd->add_option("--out", *out, "also write that JSON object to this file");
+    cmd->callback([o, json, out]() {
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
         try {
             const auto rows = dist::run_dist_bench(*world, *o);
-            if (world->rank() == 0) std::printf("%s", dist::format_dist_bench(rows, world->size(), *o).c_str());
+            if (world->rank() == 0) {
+                const std::string j = dist::dist_bench_json(rows, world->size(), *o);
+                if (!out->empty()) write_file_atomic(*out, j);
+                std::printf("%s", *json ? j.c_str() : dist::format_dist_bench(rows, world->size(), *o).c_str());
+            }
         } catch (const std::exception& e) {
             if (world->size() == 1) throw;
             world->abort(fmt::format("rank {}: {}", world->rank(), e.what()));

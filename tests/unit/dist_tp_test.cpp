@@ -6,12 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
-#include <tuple>
-#include <cmath>
 #include <thread>
+#include <tuple>
 
 #include "support/test_support.hpp"
 #include "trex/dist/communicator.hpp"
@@ -22,7 +22,9 @@
 
 namespace {
 
-trex::model_config tiny() { return trex::load_config(trex::test::source_path("configs/v4-tiny.json")); }
+trex::model_config tiny() {
+    return trex::load_config(trex::test::source_path("configs/v4-tiny.json"));
+}
 
 // The ranks of an in-process TP group: each all-reduce publishes its buffer, waits for the others, and sums the
 // buffers in rank order.
@@ -113,8 +115,10 @@ void check_tp2(const tp_case& tc) {
         EXPECT_EQ(res[r].expert_load, res[0].expert_load);
     }
     EXPECT_EQ(res[0].expert_load, ref.expert_load);
-    for (auto [got, want, what] : {std::tuple{res[0].loss, ref.loss, "loss"}, {res[0].lm, ref.lm, "lm"},
-                                   {res[0].mtp, ref.mtp, "mtp"}, {res[0].bal, ref.bal, "bal"},
+    for (auto [got, want, what] : {std::tuple{res[0].loss, ref.loss, "loss"},
+                                   {res[0].lm, ref.lm, "lm"},
+                                   {res[0].mtp, ref.mtp, "mtp"},
+                                   {res[0].bal, ref.bal, "bal"},
                                    {res[0].idx, ref.idx, "idx"}})
         EXPECT_NEAR(got, want, 1e-6 * std::fabs(want)) << what;
 
@@ -127,7 +131,8 @@ void check_tp2(const tp_case& tc) {
     trex::param_store& P = full.params();
     double gmax = 0;
     for (size_t i = 0; i < P.specs.size(); i++)
-        if (P.specs[i].role == trex::tensor_role::weight) gmax = std::max(gmax, max_abs(P.g((int)i), P.specs[i].numel()));
+        if (P.specs[i].role == trex::tensor_role::weight)
+            gmax = std::max(gmax, max_abs(P.g((int)i), P.specs[i].numel()));
     double worst = 0, l2_diff = 0, l2_ref = 0;
     std::string worst_name;
     int split = 0;
@@ -159,18 +164,23 @@ void check_tp2(const tp_case& tc) {
         }
     }
     EXPECT_GT(split, 0);
-    std::printf("tp2 (recompute %d): loss %.9g vs %.9g, largest gradient deviation %.3g (relative to the tensor's "
-                "largest value, floored at 1e-3 of the model's) in %s; relative L2 distance %.3g\n",
-                (int)tc.recompute, res[0].loss, ref.loss, worst, worst_name.c_str(), std::sqrt(l2_diff / l2_ref));
+    std::printf(
+        "tp2 (recompute %d): loss %.9g vs %.9g, largest gradient deviation %.3g (relative to the tensor's "
+        "largest value, floored at 1e-3 of the model's) in %s; relative L2 distance %.3g\n",
+        (int)tc.recompute, res[0].loss, ref.loss, worst, worst_name.c_str(), std::sqrt(l2_diff / l2_ref));
     EXPECT_LT(worst, 3e-5) << worst_name;
     EXPECT_LT(std::sqrt(l2_diff / l2_ref), 3e-6);
 }
 
 }  // namespace
 
-TEST(DistTensorParallel, TwoRanksMatchTheSingleModel) { check_tp2({}); }
+TEST(DistTensorParallel, TwoRanksMatchTheSingleModel) {
+    check_tp2({});
+}
 
-TEST(DistTensorParallel, TwoRanksMatchTheSingleModelUnderRecompute) { check_tp2({.recompute = true}); }
+TEST(DistTensorParallel, TwoRanksMatchTheSingleModelUnderRecompute) {
+    check_tp2({.recompute = true});
+}
 
 TEST(DistTensorParallel, OneRankGroupIsTheIdentity) {
     auto c = trex::dist::make_single_communicator();

@@ -1,5 +1,7 @@
 #include "trex/dist/bench_dist.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -72,6 +74,7 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
     world.all_reduce(v, 5, dtype::f64, reduce_op::max);
     dist_bench_row r;
     r.layout = dc.mesh.layout();
+    r.tp = dc.mesh.tp, r.pp = dc.mesh.pp, r.dp = dc.mesh.dp, r.ep_size = dc.mesh.ep;
     r.ep = ep > 1;
     r.overlap = overlap;
     r.step = v[0];
@@ -93,12 +96,6 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
     if (eps.empty())
         for (int ep = 1; ep <= world.size(); ep++)
             if (world.size() % ep == 0 && mc.n_routed_experts % ep == 0) eps.push_back(ep);
-    std::vector<int> tps = opt.tps;
-    if (tps.empty())
-        for (int tp = 2; tp <= world.size(); tp++)
-            if (world.size() % tp == 0 && mc.num_attention_heads % tp == 0 && mc.o_groups % tp == 0 &&
-                mc.moe_intermediate_size % tp == 0)
-                tps.push_back(tp);
     // the layouts run in turn, `rounds` times (so that a burst of load on a shared machine hits them alike); each
     // row is the median over the rounds of the per-round medians
     std::vector<std::vector<dist_bench_row>> runs;
@@ -112,7 +109,7 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
             rows.push_back(bench_layout(world, mc, 1, ep, false, opt));
             rows.push_back(bench_layout(world, mc, 1, ep, true, opt));
         }
-        for (int tp : tps)
+        for (int tp : opt.tps)
             if (tp > 1) rows.push_back(bench_layout(world, mc, tp, 1, false, opt));
         runs.push_back(rows);
     }
@@ -133,14 +130,42 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
     return rows;
 }
 
+std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
+    nlohmann::ordered_json j;
+    j["bench"] = "trex bench dist";
+    j["world"] = world;
+    j["config"] = opt.config.empty() ? std::string("<embedded v4-tiny>") : opt.config;
+    j["batch"] = opt.batch;  // rows per rank and step
+    j["seq"] = opt.seq;
+    j["steps"] = opt.steps;
+    j["rounds"] = opt.rounds;
+    j["optimizer"] = "muon";  // the run's default optim_config: Muon + AdamW, ZeRO-1
+    j["omp_threads"] = omp_get_max_threads();
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const auto& r : rows)
+        a.push_back({{"layout", r.layout},
+                     {"tp", r.tp},
+                     {"pp", r.pp},
+                     {"dp", r.dp},
+                     {"ep", r.ep_size},
+                     {"ep_overlap", r.ep && r.overlap},
+                     {"step_s", r.step},
+                     {"compute_s", r.compute},
+                     {"exposed_s", r.exposed},
+                     {"ep_exposed_s", r.ep_exposed},
+                     {"tp_exposed_s", r.tp_exposed},
+                     {"sync_exposed_s", r.sync_exposed}});
+    j["rows"] = a;
+    return j.dump(2) + "\n";
+}
+
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
     std::string s = fmt::format(
         "trex bench dist: {} rank(s), {}x{} tokens per rank, median over {} round(s) of the median of {} steps "
         "(slowest rank); exposed = time blocked in communication waits\n\n",
         world, opt.batch, opt.seq, opt.rounds, opt.steps);
-    s +=
-        "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | TP all-reduce "
-        "ms | grad sync ms |\n";
+    s += "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | TP all-reduce "
+         "ms | grad sync ms |\n";
     s += "|---|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& r : rows)
         s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", r.layout,

@@ -17,11 +17,12 @@ struct dist_bench_options {
     int steps = 3, warmup = 1;
     int rounds = 3;        // every layout runs once per round; rows are medians over the rounds
     std::vector<int> eps;  // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
-    std::vector<int> tps;  // TP sizes to run, each with ep 1 (empty: every TP size > 1 the world and model allow)
+    std::vector<int> tps;  // TP sizes > 1 to run, each with ep 1 (empty: none)
 };
 
 struct dist_bench_row {
     std::string layout;
+    int tp = 1, pp = 1, dp = 1, ep_size = 1;  // the mesh (ep_size: routed experts split over this many ranks)
     bool ep = false, overlap = false;
     // medians over the timed steps of the slowest rank, seconds
     double step = 0, compute = 0, exposed = 0, ep_exposed = 0, tp_exposed = 0, sync_exposed = 0;
@@ -29,6 +30,8 @@ struct dist_bench_row {
 
 // Every rank calls it; all get the same rows.
 std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench_options& opt);
+// One JSON object: the options, and per row the mesh and the times in seconds (input of `trex plan compare`).
+std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
 // Markdown table with the overlap on/off ratio of the exposed EP time.
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
 

@@ -18,8 +18,12 @@ void tp_group::sum(T* x, int64_t n, dtype t, std::vector<T>& buf) {
     }
 }
 
-void tp_group::all_reduce_sum(float* x, int64_t n) { sum(x, n, dtype::f32, fbuf_); }
-void tp_group::all_reduce_sum(double* x, int64_t n) { sum(x, n, dtype::f64, dbuf_); }
+void tp_group::all_reduce_sum(float* x, int64_t n) {
+    sum(x, n, dtype::f32, fbuf_);
+}
+void tp_group::all_reduce_sum(double* x, int64_t n) {
+    sum(x, n, dtype::f64, dbuf_);
+}
 
 void tp_group::drop_replicated_gradients(param_store& p) const {
     if (comm_.rank() == 0) return;

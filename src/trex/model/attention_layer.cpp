@@ -299,9 +299,8 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     timer.next("bwd.attn.core");
     float* dq = tmp(T_DQ, N * Hl * c);
     float* dkv = tmp(T_DKV, (N + Nc) * c);
-    cpu::attention_backward(dq, dkv, G.sink + h0, dO, A.q.data(), A.kv_all.data(), W.sink + h0, A.o.data(),
-                            A.P.data(), A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)Hl, c,
-                            1.0 / std::sqrt((double)c));
+    cpu::attention_backward(dq, dkv, G.sink + h0, dO, A.q.data(), A.kv_all.data(), W.sink + h0, A.o.data(), A.P.data(),
+                            A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)Hl, c, 1.0 / std::sqrt((double)c));
 
     // query path: rope⁻¹, per-head RMS, wq_b, q_norm, wq_a
     timer.next("bwd.attn.proj");

@@ -133,8 +133,8 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
         }
         timer.next("fwd.moe.shared");
     } else {
-        cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), w13, w2, N, d, (int)E,
-                                 (int)K, Il, limit);
+        cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), w13, w2, N, d, (int)E, (int)K,
+                                 Il, limit);
         timer.next("fwd.moe.shared");
         shared_up();
     }
@@ -204,8 +204,8 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
         shared();
         // routed experts
         timer.next("bwd.moe.experts");
-        cpu::moe_experts_backward(dxr, dw, gw13, gw2, dF, A.moe, a, A.weight.data(), w13, w2, N, d, (int)E, (int)K,
-                                  Il, limit);
+        cpu::moe_experts_backward(dxr, dw, gw13, gw2, dF, A.moe, a, A.weight.data(), w13, w2, N, d, (int)E, (int)K, Il,
+                                  limit);
     }
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < N * d; i++) da[i] += dxr[i];

@@ -17,9 +17,9 @@ bool ends_with(const std::string& s, const char* suffix) {
 bool is_tp_sharded(const tensor_spec& s) {
     if (s.role != tensor_role::weight) return false;
     if (s.expert >= 0) return true;
-    for (const char* suffix : {".attn.attn_sink", ".attn.wq_b.weight", ".attn.wo_a.weight", ".attn.wo_b.weight",
-                               ".ffn.shared_experts.w1.weight", ".ffn.shared_experts.w3.weight",
-                               ".ffn.shared_experts.w2.weight"})
+    for (const char* suffix :
+         {".attn.attn_sink", ".attn.wq_b.weight", ".attn.wo_a.weight", ".attn.wo_b.weight",
+          ".ffn.shared_experts.w1.weight", ".ffn.shared_experts.w3.weight", ".ffn.shared_experts.w2.weight"})
         if (ends_with(s.name, suffix)) return true;
     return false;
 }
