@@ -8,6 +8,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -61,8 +62,29 @@ class thread_tp : public trex::tensor_parallel {
     int rank_;
 };
 
+// Routed experts through a dispatcher that computes them here, on whatever tokens it is given: under TP the model
+// then splits the tokens over the ranks instead of the experts' intermediate dimension (the TP x EP path, with the
+// expert parallelism itself left out).
+class local_dispatcher : public trex::expert_dispatcher {
+   public:
+    void forward(int, float* y, trex::cpu::moe_state& st, const float* x, const int32_t* sel, const float* weight,
+                 const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I,
+                 double limit, const std::function<void()>& overlap) override {
+        trex::cpu::moe_experts_forward(y, st, x, sel, weight, w13, w2, N, d, E, K, I, limit);
+        overlap();
+    }
+    void backward(int, float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
+                  const trex::cpu::moe_state& st, const float* x, const float* weight, const float* const* w13,
+                  const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
+                  const std::function<void()>& overlap) override {
+        overlap();
+        trex::cpu::moe_experts_backward(dx, dweight, dw13, dw2, dy, st, x, weight, w13, w2, N, d, E, K, I, limit);
+    }
+};
+
 struct tp_case {
     bool recompute = false;
+    bool token_split = false;  // local_dispatcher on every rank: whole experts, disjoint tokens
 };
 
 double max_abs(const float* a, int64_t n) {
@@ -95,6 +117,7 @@ void check_tp2(const tp_case& tc) {
     thread_group group(T);
     std::vector<std::unique_ptr<trex::dsv4_model>> ranks;
     std::vector<std::unique_ptr<thread_tp>> tps;
+    std::vector<local_dispatcher> dispatchers(T);
     std::vector<trex::step_result> res(T);
     for (int r = 0; r < T; r++) {
         ranks.push_back(std::make_unique<trex::dsv4_model>(cfg));
@@ -102,6 +125,7 @@ void check_tp2(const tp_case& tc) {
         ranks[r]->params().zero_grads();
         tps.push_back(std::make_unique<thread_tp>(group, r));
         ranks[r]->set_tensor_parallel(tps[r].get());
+        if (tc.token_split) ranks[r]->set_expert_dispatcher(&dispatchers[r]);
     }
     std::vector<std::thread> threads;
     for (int r = 0; r < T; r++) threads.emplace_back([&, r] { res[r] = ranks[r]->step(batch.view(), so); });
@@ -141,7 +165,11 @@ void check_tp2(const tp_case& tc) {
         if (s.role != trex::tensor_role::weight) continue;
         const int64_t n = s.numel();
         std::vector<float> g(ranks[0]->params().g((int)i), ranks[0]->params().g((int)i) + n);
-        if (trex::is_tp_sharded(s)) {
+        if (tc.token_split && s.expert >= 0) {
+            // whole experts, each rank's tokens: the sum over the ranks (what the expert-DP reduction does)
+            const float* g1 = ranks[1]->params().g((int)i);
+            for (int64_t k = 0; k < n; k++) g[k] += g1[k];
+        } else if (trex::is_tp_sharded(s)) {
             split++;
             // disjoint slices: where one rank has a non-zero gradient the other has exactly zero
             const float* g1 = ranks[1]->params().g((int)i);
@@ -165,9 +193,11 @@ void check_tp2(const tp_case& tc) {
     }
     EXPECT_GT(split, 0);
     std::printf(
-        "tp2 (recompute %d): loss %.9g vs %.9g, largest gradient deviation %.3g (relative to the tensor's "
+        "tp2 (recompute %d, token split %d): loss %.9g vs %.9g, largest gradient deviation %.3g (relative to the "
+        "tensor's "
         "largest value, floored at 1e-3 of the model's) in %s; relative L2 distance %.3g\n",
-        (int)tc.recompute, res[0].loss, ref.loss, worst, worst_name.c_str(), std::sqrt(l2_diff / l2_ref));
+        (int)tc.recompute, (int)tc.token_split, res[0].loss, ref.loss, worst, worst_name.c_str(),
+        std::sqrt(l2_diff / l2_ref));
     EXPECT_LT(worst, 3e-5) << worst_name;
     EXPECT_LT(std::sqrt(l2_diff / l2_ref), 3e-6);
 }
@@ -180,6 +210,10 @@ TEST(DistTensorParallel, TwoRanksMatchTheSingleModel) {
 
 TEST(DistTensorParallel, TwoRanksMatchTheSingleModelUnderRecompute) {
     check_tp2({.recompute = true});
+}
+
+TEST(DistTensorParallel, TwoRanksWithWholeExpertsSplitTheTokens) {
+    check_tp2({.token_split = true});
 }
 
 TEST(DistTensorParallel, OneRankGroupIsTheIdentity) {
@@ -205,6 +239,9 @@ TEST(DistTensorParallel, ShardedTensorsAreTheColumnAndRowParallelOnes) {
     EXPECT_FALSE(sharded("layers.0.attn.wkv.weight"));
     EXPECT_FALSE(sharded("layers.0.ffn.gate.weight"));
     EXPECT_FALSE(sharded("embed.weight"));
-    for (const auto& s : p.specs)
-        if (s.is_indexer) EXPECT_FALSE(trex::is_tp_sharded(s)) << s.name;
+    for (const auto& s : p.specs) {
+        if (s.is_indexer) {
+            EXPECT_FALSE(trex::is_tp_sharded(s)) << s.name;
+        }
+    }
 }
