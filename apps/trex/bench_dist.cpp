@@ -21,6 +21,7 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--rounds", o->rounds, "times every layout runs, in turn (rows: medians over rounds)")
         ->capture_default_str();
     cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
+    cmd->add_option("--tp", o->tps, "TP sizes to run as well, with ep 1 (default: none)");
     auto json = std::make_shared<bool>(false);
     auto out = std::make_shared<std::string>();
     cmd->add_flag("--json", *json, "print one JSON object (the input of `trex plan compare`)");

@@ -1,6 +1,7 @@
-// `trex bench dist` (docs/distributed.md §6): for every layout the world size allows (DP, and EP over each divisor
-// of the expert count), the time of one training step (forward, backward, gradient reduce-scatter, optimizer,
-// all-gather) split into compute and exposed communication (time blocked in waits), with the EP overlap off and on.
+// `trex bench dist` (docs/distributed.md §8): for every layout the world size allows (DP, EP over each divisor
+// of the expert count, TP over each divisor of the heads, groups and expert intermediate size), the time of one
+// training step (forward, backward, TP all-reduces, gradient reduce-scatter, optimizer, all-gather) split into
+// compute and exposed communication (time blocked in waits), with the EP overlap off and on.
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@ struct dist_bench_options {
     int steps = 3, warmup = 1;
     int rounds = 3;        // every layout runs once per round; rows are medians over the rounds
     std::vector<int> eps;  // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
+    std::vector<int> tps;  // TP sizes > 1 to run, each with ep 1 (empty: none)
 };
 
 struct dist_bench_row {
@@ -23,7 +25,7 @@ struct dist_bench_row {
     int tp = 1, pp = 1, dp = 1, ep_size = 1;  // the mesh (ep_size: routed experts split over this many ranks)
     bool ep = false, overlap = false;
     // medians over the timed steps of the slowest rank, seconds
-    double step = 0, compute = 0, exposed = 0, ep_exposed = 0, sync_exposed = 0;
+    double step = 0, compute = 0, exposed = 0, ep_exposed = 0, tp_exposed = 0, sync_exposed = 0;
 };
 
 // Every rank calls it; all get the same rows.

@@ -9,7 +9,10 @@ dist_context::dist_context(communicator& w, const mesh_spec& spec, const model_c
     // every rank takes part in both splits (MPI_Comm_split is collective)
     ep_comm = w.split(mesh.pp_rank * mesh.edp + mesh.edp_rank, mesh.ep_rank);
     edp_comm = w.split(mesh.pp_rank * mesh.ep + mesh.ep_rank, mesh.edp_rank);
+    tp_comm = w.split(mesh.pp_rank * mesh.dp + mesh.dp_rank, mesh.tp_rank);
+    dp_comm = w.split(mesh.pp_rank * mesh.tp + mesh.tp_rank, mesh.dp_rank);
     TREX_ASSERT(ep_comm->size() == mesh.ep && edp_comm->size() == mesh.edp);
+    TREX_ASSERT(tp_comm->size() == mesh.tp && dp_comm->size() == mesh.dp);
 }
 
 bool dist_context::holds_expert(const model_config& cfg, int e) const {

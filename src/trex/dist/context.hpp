@@ -17,12 +17,15 @@ struct dist_context {
     device_mesh mesh;
     std::unique_ptr<communicator> ep_comm;   // the EP ranks of my expert-DP index (token all-to-all), size ep
     std::unique_ptr<communicator> edp_comm;  // the ranks holding my experts (expert gradient reduction), size edp
+    std::unique_ptr<communicator> tp_comm;   // the TP ranks sharing my micro-batches (tensor parallelism), size tp
+    std::unique_ptr<communicator> dp_comm;   // the DP ranks of my TP index and stage (losses, loads), size dp
 
     dist_context(communicator& world, const mesh_spec& spec, const model_config& cfg);
 
     // Does this rank hold (compute and update) routed expert e?
     bool holds_expert(const model_config& cfg, int e) const;
-    // The replica groups of ZeRO-1: the dense tensors (and, without EP, the experts) on the world; with EP, this
+    // The replica groups of ZeRO-1: the dense tensors (and, without EP, the experts) on the world (under TP too:
+    // tp_group::drop_replicated_gradients makes the sum over all ranks count every micro-batch once); with EP, this
     // rank's experts on edp_comm. Experts held elsewhere are in no group.
     std::vector<replica_group> replica_groups(const param_store& p) const;
 };

@@ -35,6 +35,8 @@ enum attn_tmp : int {
     T_DIG,
     T_PTGT,
     T_DSCORES,
+    T_WOB,
+    T_DWOB,
 };
 
 // Unweighted RMS backward from the normalised output: dx = rstd·(dy − ŷ·mean(dy·ŷ)). yhat, dy, dx [R, D].
@@ -98,6 +100,9 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     const double eps = cfg.rms_norm_eps;
     const rope_table_t<float> rope = geo_.rope_for_ratio(m);
     const int64_t Nc = m > 0 ? geo_.comp.at(m).n_entries : 0;
+    // tensor parallelism: this rank's heads [h0, h0 + Hl) and output groups [g0, g0 + gl) (all without TP)
+    const tp_slice hs = tp_local(tp_, H), gs = tp_local(tp_, g);
+    const int64_t h0 = hs.first, Hl = hs.count, g0 = gs.first, gl = gs.count, cg = H * c / g;
 
     // a = attn_norm(y)
     section_timer timer(prof_, "fwd.attn.proj");
@@ -111,11 +116,11 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     A.qr.resize(N * dc);
     cpu::linear_fwd(A.qa.data(), a, W.wq_a, N, d, dc);
     cpu::rmsnorm_forward(A.qr.data(), A.qa_rstd.data(), A.qa.data(), W.q_norm, N, dc, eps);
-    A.q.resize(N * H * c);
-    A.q_rstd.resize(N * H);
-    cpu::linear_fwd(A.q.data(), A.qr.data(), W.wq_b, N, dc, H * c);
-    cpu::rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * H, c, eps);
-    cpu::rope_forward(A.q.data(), geo_.pos.data(), rope, N, H, c, false);
+    A.q.resize(N * Hl * c);
+    A.q_rstd.resize(N * Hl);
+    cpu::linear_fwd(A.q.data(), A.qr.data(), W.wq_b + h0 * c * dc, N, dc, Hl * c);  // column-parallel
+    cpu::rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * Hl, c, eps);
+    cpu::rope_forward(A.q.data(), geo_.pos.data(), rope, N, Hl, c, false);
     // window kv = rope(kv_norm(wkv a)) in rows [0, N) of kv_all
     A.kv_pre.resize(N * c);
     A.kv_rstd.resize(N);
@@ -146,19 +151,27 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     build_keys(A, ctx);
     timer.next("fwd.attn.core");
 
-    // attention
-    A.o.resize(N * H * c);
-    A.P.resize(A.key_offset[N] * H);
-    cpu::attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink, A.key_offset.data(),
-                           A.key_idx.data(), N, (int)H, c, 1.0 / std::sqrt((double)c));
-    // output: inverse rope, grouped projection, wo_b
+    // attention (the local heads)
+    A.o.resize(N * Hl * c);
+    A.P.resize(A.key_offset[N] * Hl);
+    cpu::attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink + h0, A.key_offset.data(),
+                           A.key_idx.data(), N, (int)Hl, c, 1.0 / std::sqrt((double)c));
+    // output: inverse rope, grouped projection (the local groups), wo_b
     timer.next("fwd.attn.out");
-    float* orot = tmp(T_OROT, N * H * c);
-    std::memcpy(orot, A.o.data(), sizeof(float) * N * H * c);
-    cpu::rope_forward(orot, geo_.pos.data(), rope, N, H, c, true);
-    A.u.resize(N * g * dg);
-    cpu::grouped_linear_forward(A.u.data(), orot, W.wo_a, N, (int)g, H * c / g, dg);
-    cpu::linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d);
+    float* orot = tmp(T_OROT, N * Hl * c);
+    std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
+    cpu::rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
+    A.u.resize(N * gl * dg);
+    cpu::grouped_linear_forward(A.u.data(), orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
+    if (!tp_) {
+        cpu::linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d);
+    } else {
+        // row-parallel: the local groups' columns of wo_b [d, g·dg] give a partial [N,d], summed over TP
+        float* wob = tmp(T_WOB, d * gl * dg);
+        tp_copy::cols(wob, W.wo_b, d, g * dg, g0 * dg, gl * dg);
+        cpu::linear_fwd(A.F1.data(), A.u.data(), wob, N, gl * dg, d);
+        tp_->all_reduce_sum(A.F1.data(), N * d);
+    }
 
     // indexer KL loss: target = main attention probabilities of the selected entries, summed over heads
     timer.next("fwd.attn.indexer_loss");
@@ -166,6 +179,20 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     if (m == 4 && ctx.opts->lambda_idx != 0.0) {
         const int64_t kw = A.kw;
         float* p = tmp(T_PTGT, std::max<int64_t>(N * kw, 1));
+        // Σ over this rank's heads (in double); under TP the sum over every head is the sum of the ranks' sums
+        std::vector<double> head_sum(tp_ ? N * kw : 0);
+        if (tp_) {
+#pragma omp parallel for schedule(static)
+            for (int64_t t = 0; t < N; t++) {
+                const int64_t k0 = A.key_offset[t], nk = A.key_offset[t + 1] - k0, nw = A.n_window[t];
+                for (int64_t j = 0; j < A.nsel[t]; j++) {
+                    double acc = 0.0;
+                    for (int64_t h = 0; h < Hl; h++) acc += A.P[k0 * Hl + h * nk + nw + j];
+                    head_sum[t * kw + j] = acc;
+                }
+            }
+            tp_->all_reduce_sum(head_sum.data(), N * kw);
+        }
 #pragma omp parallel for schedule(static)
         for (int64_t t = 0; t < N; t++) {
             const int64_t k0 = A.key_offset[t], nk = A.key_offset[t + 1] - k0, nw = A.n_window[t];
@@ -173,7 +200,10 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
             double sum = 0.0;
             for (int64_t j = 0; j < ns; j++) {
                 double acc = 0.0;
-                for (int64_t h = 0; h < H; h++) acc += A.P[k0 * H + h * nk + nw + j];
+                if (tp_)
+                    acc = head_sum[t * kw + j];
+                else
+                    for (int64_t h = 0; h < H; h++) acc += A.P[k0 * H + h * nk + nw + j];
                 p[t * kw + j] = (float)acc;
                 sum += acc;
             }
@@ -238,37 +268,56 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     const rope_table_t<float> rope = geo_.rope_for_ratio(m);
     const int64_t Nc = m > 0 ? geo_.comp.at(m).n_entries : 0;
     const float* a = A.a1.data();
+    // tensor parallelism: this rank's heads and output groups (see attention_forward)
+    const tp_slice hs = tp_local(tp_, H), gs = tp_local(tp_, g);
+    const int64_t h0 = hs.first, Hl = hs.count, g0 = gs.first, gl = gs.count, cg = H * c / g;
 
     // F = wo_b u ; u = grouped(wo_a, rope⁻¹(o))
     section_timer timer(prof_, "bwd.attn.out");
-    float* du = tmp(T_DU, N * g * dg);
-    cpu::linear_bwd_data(du, dF, W.wo_b, N, g * dg, d);
-    cpu::linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
-    float* orot = tmp(T_OROT, N * H * c);
-    std::memcpy(orot, A.o.data(), sizeof(float) * N * H * c);
-    cpu::rope_forward(orot, geo_.pos.data(), rope, N, H, c, true);
-    float* dO = tmp(T_DO, N * H * c);
-    cpu::grouped_linear_backward(dO, G.wo_a, du, orot, W.wo_a, N, (int)g, H * c / g, dg);
-    cpu::rope_forward(dO, geo_.pos.data(), rope, N, H, c, false);  // backward of the inverse rotation
+    float* du = tmp(T_DU, N * gl * dg);
+    if (!tp_) {
+        cpu::linear_bwd_data(du, dF, W.wo_b, N, g * dg, d);
+        cpu::linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
+    } else {
+        // row-parallel wo_b: dF is whole on every rank; the local columns' gradient goes into their slice
+        float* wob = tmp(T_WOB, d * gl * dg);
+        tp_copy::cols(wob, W.wo_b, d, g * dg, g0 * dg, gl * dg);
+        cpu::linear_bwd_data(du, dF, wob, N, gl * dg, d);
+        float* dwob = tmp(T_DWOB, d * gl * dg);
+        std::memset(dwob, 0, sizeof(float) * d * gl * dg);
+        cpu::linear_bwd_weight(dwob, dF, A.u.data(), N, gl * dg, d);
+        tp_copy::add_cols(G.wo_b, dwob, d, g * dg, g0 * dg, gl * dg);
+    }
+    float* orot = tmp(T_OROT, N * Hl * c);
+    std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
+    cpu::rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
+    float* dO = tmp(T_DO, N * Hl * c);
+    cpu::grouped_linear_backward(dO, G.wo_a + g0 * dg * cg, du, orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
+    cpu::rope_forward(dO, geo_.pos.data(), rope, N, Hl, c, false);  // backward of the inverse rotation
 
-    // attention core
+    // attention core (the local heads; under TP dkv is this rank's part, summed over TP below)
     timer.next("bwd.attn.core");
-    float* dq = tmp(T_DQ, N * H * c);
+    float* dq = tmp(T_DQ, N * Hl * c);
     float* dkv = tmp(T_DKV, (N + Nc) * c);
-    cpu::attention_backward(dq, dkv, G.sink, dO, A.q.data(), A.kv_all.data(), W.sink, A.o.data(), A.P.data(),
-                            A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)H, c, 1.0 / std::sqrt((double)c));
+    cpu::attention_backward(dq, dkv, G.sink + h0, dO, A.q.data(), A.kv_all.data(), W.sink + h0, A.o.data(), A.P.data(),
+                            A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)Hl, c, 1.0 / std::sqrt((double)c));
 
     // query path: rope⁻¹, per-head RMS, wq_b, q_norm, wq_a
     timer.next("bwd.attn.proj");
-    cpu::rope_forward(dq, geo_.pos.data(), rope, N, H, c, true);
-    float* qhat = tmp(T_QHAT, N * H * c);
-    std::memcpy(qhat, A.q.data(), sizeof(float) * N * H * c);
-    cpu::rope_forward(qhat, geo_.pos.data(), rope, N, H, c, true);
-    float* dqpre = tmp(T_DQPRE, N * H * c);
-    rms_unweighted_backward_from_output(dqpre, dq, qhat, A.q_rstd.data(), N * H, c);
+    cpu::rope_forward(dq, geo_.pos.data(), rope, N, Hl, c, true);
+    float* qhat = tmp(T_QHAT, N * Hl * c);
+    std::memcpy(qhat, A.q.data(), sizeof(float) * N * Hl * c);
+    cpu::rope_forward(qhat, geo_.pos.data(), rope, N, Hl, c, true);
+    float* dqpre = tmp(T_DQPRE, N * Hl * c);
+    rms_unweighted_backward_from_output(dqpre, dq, qhat, A.q_rstd.data(), N * Hl, c);
     float* dqr = tmp(T_DQR, N * dc);
-    cpu::linear_bwd_data(dqr, dqpre, W.wq_b, N, dc, H * c);
-    cpu::linear_bwd_weight(G.wq_b, dqpre, A.qr.data(), N, dc, H * c);
+    cpu::linear_bwd_data(dqr, dqpre, W.wq_b + h0 * c * dc, N, dc, Hl * c);
+    cpu::linear_bwd_weight(G.wq_b + h0 * c * dc, dqpre, A.qr.data(), N, dc, Hl * c);
+    if (tp_) {
+        // the replicated part (q_norm, wq_a, the shared KV head, compressor) continues from the sums over all heads
+        tp_->all_reduce_sum(dqr, N * dc);
+        tp_->all_reduce_sum(dkv, (N + Nc) * c);
+    }
     float* dqa = tmp(T_DQA, N * dc);
     cpu::rmsnorm_backward(dqa, G.q_norm, dqr, A.qa.data(), W.q_norm, A.qa_rstd.data(), N, dc);
     float* da = tmp(T_DA, N * d);

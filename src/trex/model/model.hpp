@@ -13,11 +13,13 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trex/kernels/cpu/ops.hpp"
 #include "trex/model/geometry.hpp"
 #include "trex/model/params.hpp"
+#include "trex/model/tensor_parallel.hpp"
 
 namespace trex {
 
@@ -156,6 +158,9 @@ class dsv4_model {
     param_store& params() { return params_; }
     // Routed experts through a dispatcher (expert parallelism); nullptr = every expert computed here.
     void set_expert_dispatcher(expert_dispatcher* d) { dispatcher_ = d; }
+    // Attention heads/groups and expert intermediate dimension split over TP ranks (tensor_parallel.hpp);
+    // nullptr = everything computed here.
+    void set_tensor_parallel(tensor_parallel* tp) { tp_ = tp; }
     const model_config& config() const { return params_.cfg; }
 
     // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
@@ -196,6 +201,16 @@ class dsv4_model {
     void moe_backward(block_acts& A, float* dy, const float* dF, const block_weights& W, const block_weights& G,
                       const layer_ctx& ctx);
     void build_keys(block_acts& A, const layer_ctx& ctx);
+    // Tensor parallelism in the MoE (moe_layer.cpp): this rank's slice of the shared and routed experts.
+    struct tp_moe_weights {
+        int64_t Is = 0, I = 0;  // local intermediate sizes
+        float *sh_w13 = nullptr, *sh_w2 = nullptr;
+        std::vector<float*> w13, w2;
+    };
+    tp_moe_weights tp_moe_slice(const block_weights& W, float* buf) const;  // W without weights: zeroed slices
+    int64_t tp_moe_floats() const;
+    void tp_moe_add_grads(const block_weights& G, const tp_moe_weights& T) const;
+    std::pair<int64_t, int64_t> tp_token_range() const;  // [first, first + count) of the tokens this rank dispatches
 
     block_weights bind_block(int layer, bool grads);
 
@@ -209,6 +224,7 @@ class dsv4_model {
     std::vector<int32_t> hash_sel_;           // [N,K] tid2eid rows of the step's tokens
     step_profile* prof_ = nullptr;            // the running step's profile, when profiling
     expert_dispatcher* dispatcher_ = nullptr;
+    tensor_parallel* tp_ = nullptr;
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
     std::vector<std::vector<float>> tmp_;
     float* tmp(int slot, size_t n);

@@ -22,7 +22,7 @@ measured_dist measured_dist_from_json(const json& j, const std::string& source) 
     m.optimizer = r.choice("optimizer", "muon", {"muon", "adamw"});
     for (const jreader& x : r.object_list("rows")) {
         x.check_keys({"layout", "tp", "pp", "dp", "ep", "ep_overlap", "step_s", "compute_s", "exposed_s",
-                      "ep_exposed_s", "sync_exposed_s"});
+                      "ep_exposed_s", "tp_exposed_s", "sync_exposed_s"});
         measured_layout l;
         l.layout = x.str_req("layout");
         l.tp = (int)x.integer("tp", 1, 1, 1 << 16);

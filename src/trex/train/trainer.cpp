@@ -21,6 +21,7 @@
 #include "trex/data/synthetic.hpp"
 #include "trex/dist/context.hpp"
 #include "trex/dist/expert_parallel.hpp"
+#include "trex/dist/tensor_parallel.hpp"
 #include "trex/io/hf_checkpoint.hpp"
 #include "trex/data/tokenize.hpp"
 #include "trex/model/counts.hpp"
@@ -121,11 +122,11 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     const bool root = world.rank() == 0;
     const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
     dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
-    TREX_CHECK(cfg.tp == 1, "--tp {}: tensor parallelism is not implemented in this build (docs/distributed.md)",
-               cfg.tp);
     TREX_CHECK(cfg.pp == 1, "--pp {}: pipeline parallelism is not implemented in this build (docs/distributed.md)",
                cfg.pp);
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
+    // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
+    dist::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
     if (root) {
         std::error_code ec;
         fs::create_directories(cfg.out_dir, ec);
@@ -139,6 +140,11 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     if (dc.mesh.ep > 1) {
         ep = std::make_unique<dist::expert_parallel>(*dc.ep_comm, mc, cfg.dist_overlap);
         model.set_expert_dispatcher(ep.get());
+    }
+    std::unique_ptr<dist::tp_group> tp;
+    if (dc.mesh.tp > 1) {
+        tp = std::make_unique<dist::tp_group>(*dc.tp_comm);
+        model.set_tensor_parallel(tp.get());
     }
     dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P));
     // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
@@ -318,9 +324,9 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         if (cfg.grad_accum > 1)
             std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
         // losses summed in micro-batch order (as one process running all micro-batches would); loads summed
-        std::vector<double> all(mine.size() * world.size());
-        world.all_gather(mine.data(), all.data(), std::vector<int64_t>(world.size(), (int64_t)mine.size()),
-                         dist::dtype::f64);
+        std::vector<double> all(mine.size() * dpc.size());
+        dpc.all_gather(mine.data(), all.data(), std::vector<int64_t>(dpc.size(), (int64_t)mine.size()),
+                       dist::dtype::f64);
         step_result acc;
         const double w = 1.0 / (double)micro_total;
         for (int64_t m = 0; m < micro_total; m++) {
@@ -333,11 +339,12 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         }
         std::vector<int64_t> flat;
         for (const auto& l : load) flat.insert(flat.end(), l.begin(), l.end());
-        world.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
+        dpc.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
         acc.expert_load = load;
         for (size_t l = 0, k = 0; l < load.size(); l++)
             for (size_t e = 0; e < load[l].size(); e++) acc.expert_load[l][e] = flat[k++];
 
+        if (tp) tp->drop_replicated_gradients(P);  // ZeRO-1 then sums over TP and DP ranks alike
         opt.reduce_gradients();
         const double lr = cfg.schedule.at(step);
         const double gnorm = opt.grad_norm();
