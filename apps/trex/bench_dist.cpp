@@ -20,6 +20,9 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--rounds", o->rounds, "times every layout runs, in turn (rows: medians over rounds)")
         ->capture_default_str();
     cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
+    cmd->add_option("--pp", o->pps, "pipeline sizes to run, 1F1B and interleaved (default: the world size)");
+    cmd->add_option("--micro", o->micro, "micro-batches per step and pipeline (pipeline layouts)")
+        ->capture_default_str();
     cmd->callback([o]() {
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
         try {

@@ -9,6 +9,7 @@
 #include "trex/base/timer.hpp"
 #include "trex/dist/context.hpp"
 #include "trex/dist/expert_parallel.hpp"
+#include "trex/dist/pipeline_runner.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
 #include "trex/train/synthetic_batch.hpp"
@@ -71,6 +72,65 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int ep,
     return r;
 }
 
+// A pipeline layout: pp stages (dp = world / pp), `micro` micro-batches per step through the schedule, then the
+// ZeRO-1 gradient reduction and optimizer inside each stage.
+dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int pp, pp_schedule_kind kind, int v,
+                              const dist_bench_options& opt) {
+    dist_context dc(world, {1, pp, 1}, mc);
+    dsv4_model model(mc);
+    param_store& P = model.params();
+    P.init(7);
+    const pipeline_layout pl = make_pipeline_layout(mc, kind, pp, v, dc.mesh.pp_rank, {});
+    optim_config oc;
+    zero_optimizer zo(P, oc, world, dc.replica_groups(P, [&pl](const tensor_spec& s) { return pl.holds(s); }));
+    pipeline_runner runner(model, world, dc.mesh, pl, nullptr);
+    std::vector<synthetic_batch> batches;
+    std::vector<batch_view> views;
+    for (int k = 0; k < opt.micro; k++)
+        batches.push_back(make_synthetic_batch(opt.batch, opt.seq, mc.vocab_size, 100 + k * dc.mesh.dp + dc.mesh.dp_rank));
+    for (const auto& b : batches) views.push_back(b.view());
+    step_options so;
+    so.loss_scale = 1.0 / opt.micro;
+    std::vector<double> step_t, exposed_t, pipe_t, bubble_t, sync_t;
+    for (int s = 0; s < opt.warmup + opt.steps; s++) {
+        world.barrier();
+        const double t0 = now_seconds();
+        P.zero_grads();
+        runner.run(views, so, nullptr);
+        const double w1 = world.stats.wait_seconds + dc.stage_comm->stats.wait_seconds;
+        zo.reduce_gradients();
+        const double gn = zo.grad_norm();
+        zo.step(1e-4, gn);
+        const double t1 = now_seconds();
+        if (s < opt.warmup) continue;
+        const double sync = world.stats.wait_seconds + dc.stage_comm->stats.wait_seconds - w1;
+        step_t.push_back(t1 - t0);
+        pipe_t.push_back(runner.run_seconds());
+        bubble_t.push_back(runner.wait_seconds() / runner.run_seconds());
+        sync_t.push_back(sync);
+        exposed_t.push_back(sync + runner.wait_seconds());
+    }
+    double mx[5] = {median(step_t), median(exposed_t), median(sync_t), median(pipe_t), median(bubble_t)};
+    double mean_bubble = mx[4];
+    world.all_reduce(mx, 5, dtype::f64, reduce_op::max);
+    world.all_reduce(&mean_bubble, 1, dtype::f64, reduce_op::sum);
+    dist_bench_row r;
+    r.layout = dc.mesh.layout();
+    r.pp = true;
+    r.schedule = kind == pp_schedule_kind::interleaved ? "interleaved" : "1F1B";
+    r.v = v;
+    r.micro = opt.micro;
+    r.step = mx[0];
+    r.exposed = mx[1];
+    r.compute = mx[0] - mx[1];
+    r.sync_exposed = mx[2];
+    r.pipeline = mx[3];
+    r.bubble_max = mx[4];
+    r.bubble = mean_bubble / world.size();
+    r.bubble_theory = theoretical_bubble(kind, pp, v, opt.micro);
+    return r;
+}
+
 }  // namespace
 
 std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench_options& opt) {
@@ -81,6 +141,8 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
     if (eps.empty())
         for (int ep = 1; ep <= world.size(); ep++)
             if (world.size() % ep == 0 && mc.n_routed_experts % ep == 0) eps.push_back(ep);
+    std::vector<int> pps = opt.pps;
+    if (pps.empty() && world.size() > 1 && mc.n_layers() >= world.size()) pps.push_back(world.size());
     // the layouts run in turn, `rounds` times (so that a burst of load on a shared machine hits them alike); each
     // row is the median over the rounds of the per-round medians
     std::vector<std::vector<dist_bench_row>> runs;
@@ -93,6 +155,11 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
             }
             rows.push_back(bench_layout(world, mc, ep, false, opt));
             rows.push_back(bench_layout(world, mc, ep, true, opt));
+        }
+        for (int pp : pps) {
+            rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::one_f_one_b, 1, opt));
+            if (mc.n_layers() >= 2 * pp && opt.micro % pp == 0)
+                rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::interleaved, 2, opt));
         }
         runs.push_back(rows);
     }
@@ -108,6 +175,9 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
         rows[i].exposed = med(&dist_bench_row::exposed);
         rows[i].ep_exposed = med(&dist_bench_row::ep_exposed);
         rows[i].sync_exposed = med(&dist_bench_row::sync_exposed);
+        rows[i].pipeline = med(&dist_bench_row::pipeline);
+        rows[i].bubble = med(&dist_bench_row::bubble);
+        rows[i].bubble_max = med(&dist_bench_row::bubble_max);
     }
     return rows;
 }
@@ -120,13 +190,29 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
     s +=
         "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | grad sync ms |\n";
     s += "|---|---|---:|---:|---:|---:|---:|\n";
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
+        if (r.pp) continue;
         s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", r.layout,
                          r.ep ? (r.overlap ? "on" : "off") : "-", r.step * 1e3, r.compute * 1e3, r.exposed * 1e3,
                          r.ep_exposed * 1e3, r.sync_exposed * 1e3);
-    for (size_t i = 0; i + 1 < rows.size(); i++)
+    }
+    bool any_pp = false;
+    for (const auto& r : rows) any_pp = any_pp || r.pp;
+    if (any_pp) {
+        s += "\nPipeline layouts: bubble = time a rank waits for a neighbour's activation or gradient / its "
+             "forward-backward time (mean and max over ranks); theory (pp-1)/(m+pp-1) for 1F1B, (pp-1)/(v*m+pp-1) "
+             "interleaved\n\n";
+        s += "| layout | schedule | v | m | step ms | forward-backward ms | grad sync ms | bubble mean | bubble max | "
+             "bubble theory |\n";
+        s += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        for (const auto& r : rows)
+            if (r.pp)
+                s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} |\n",
+                                 r.layout, r.schedule, r.v, r.micro, r.step * 1e3, r.pipeline * 1e3,
+                                 r.sync_exposed * 1e3, r.bubble, r.bubble_max, r.bubble_theory);
+    }    for (size_t i = 0; i + 1 < rows.size(); i++)
         if (rows[i].ep && !rows[i].overlap && rows[i + 1].ep && rows[i + 1].overlap &&
-            rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
+            !rows[i].pp && rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
             s += fmt::format("\n{}: exposed EP time with overlap on / off = {:.2f}", rows[i].layout,
                              rows[i + 1].ep_exposed / rows[i].ep_exposed);
     s += "\n";

@@ -2,6 +2,7 @@
 // and which tensors this rank holds and with whom it shares them (docs/distributed.md).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -17,14 +18,17 @@ struct dist_context {
     device_mesh mesh;
     std::unique_ptr<communicator> ep_comm;   // the EP ranks of my expert-DP index (token all-to-all), size ep
     std::unique_ptr<communicator> edp_comm;  // the ranks holding my experts (expert gradient reduction), size edp
+    std::unique_ptr<communicator> stage_comm;  // the tp·dp ranks of my pipeline stage (dense ZeRO group under PP)
 
     dist_context(communicator& world, const mesh_spec& spec, const model_config& cfg);
 
     // Does this rank hold (compute and update) routed expert e?
     bool holds_expert(const model_config& cfg, int e) const;
     // The replica groups of ZeRO-1: the dense tensors (and, without EP, the experts) on the world; with EP, this
-    // rank's experts on edp_comm. Experts held elsewhere are in no group.
-    std::vector<replica_group> replica_groups(const param_store& p) const;
+    // rank's experts on edp_comm. Experts held elsewhere are in no group. With pipeline parallelism the dense group is
+    // the stage (stage_comm) and only the tensors `held` says this stage holds are in a group.
+    std::vector<replica_group> replica_groups(const param_store& p,
+                                              const std::function<bool(const tensor_spec&)>& held = {}) const;
 };
 
 }  // namespace trex::dist
