@@ -181,7 +181,9 @@ TEST(PipelinePartition, BalancedExplicitAndErrors) {
     EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 4, 2, {}); }),
               "--pp 4 x dist.pp_virtual 2 = 8 model chunks exceed the model's 4 layers");
     cfg.num_hash_layers = 2;
-    EXPECT_EQ(pipeline_partition(cfg, 4, 1, {}).size(), 4u);
+    EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 4, 1, {}); }),
+              "--pp 4 x dist.pp_virtual 1: the first stage must hold the 2 hash-routed layers, leaving too few for "
+              "the other 3 model chunks");
     EXPECT_EQ(pipeline_partition(cfg, 3, 1, {}), (std::vector<int>{2, 1, 1}));
     EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 2, 1, {1, 3}); }),
               "dist.pp_layers: the first stage must hold the 2 hash-routed layer(s), got 1");
