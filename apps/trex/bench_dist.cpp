@@ -23,6 +23,7 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--pp", o->pps, "pipeline sizes to run, 1F1B and interleaved (default: the world size)");
     cmd->add_option("--micro", o->micro, "micro-batches per step and pipeline (pipeline layouts)")
         ->capture_default_str();
+    cmd->add_option("--pp-layers", o->pp_layers, "blocks per stage for an extra 1F1B row (like dist.pp_layers)");
     cmd->callback([o]() {
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
         try {

@@ -75,12 +75,12 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int ep,
 // A pipeline layout: pp stages (dp = world / pp), `micro` micro-batches per step through the schedule, then the
 // ZeRO-1 gradient reduction and optimizer inside each stage.
 dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int pp, pp_schedule_kind kind, int v,
-                              const dist_bench_options& opt) {
+                              const std::vector<int>& layers, const dist_bench_options& opt) {
     dist_context dc(world, {1, pp, 1}, mc);
     dsv4_model model(mc);
     param_store& P = model.params();
     P.init(7);
-    const pipeline_layout pl = make_pipeline_layout(mc, kind, pp, v, dc.mesh.pp_rank, {});
+    const pipeline_layout pl = make_pipeline_layout(mc, kind, pp, v, dc.mesh.pp_rank, layers);
     optim_config oc;
     zero_optimizer zo(P, oc, world, dc.replica_groups(P, [&pl](const tensor_spec& s) { return pl.holds(s); }));
     pipeline_runner runner(model, world, dc.mesh, pl, nullptr);
@@ -102,18 +102,25 @@ dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int p
         const double gn = zo.grad_norm();
         zo.step(1e-4, gn);
         const double t1 = now_seconds();
-        if (s < opt.warmup) continue;
         const double sync = world.stats.wait_seconds + dc.stage_comm->stats.wait_seconds - w1;
+        // the pipeline's time is the slowest rank's (every rank starts after the barrier); a rank's bubble is the
+        // part of it in which it did not compute: waiting for a neighbour, or done while the pipeline drains
+        double T = runner.run_seconds();
+        world.all_reduce(&T, 1, dtype::f64, reduce_op::max);
+        if (s < opt.warmup) continue;
         step_t.push_back(t1 - t0);
-        pipe_t.push_back(runner.run_seconds());
-        bubble_t.push_back(runner.wait_seconds() / runner.run_seconds());
+        pipe_t.push_back(T);
+        bubble_t.push_back(1.0 - (runner.run_seconds() - runner.wait_seconds()) / T);
         sync_t.push_back(sync);
         exposed_t.push_back(sync + runner.wait_seconds());
     }
     double mx[5] = {median(step_t), median(exposed_t), median(sync_t), median(pipe_t), median(bubble_t)};
-    double mean_bubble = mx[4];
+    const double my_bubble = mx[4];
+    std::vector<double> per_rank(world.size());
+    world.all_gather(&my_bubble, per_rank.data(), std::vector<int64_t>(world.size(), 1), dtype::f64);
     world.all_reduce(mx, 5, dtype::f64, reduce_op::max);
-    world.all_reduce(&mean_bubble, 1, dtype::f64, reduce_op::sum);
+    double mean_bubble = 0;
+    for (double b : per_rank) mean_bubble += b;
     dist_bench_row r;
     r.layout = dc.mesh.layout();
     r.pp = true;
@@ -126,6 +133,8 @@ dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int p
     r.sync_exposed = mx[2];
     r.pipeline = mx[3];
     r.bubble_max = mx[4];
+    r.bubble_rank = per_rank;
+    for (size_t c = 0; c < pl.blocks.size(); c++) r.split += fmt::format("{}{}", c ? "+" : "", pl.blocks[c]);
     r.bubble = mean_bubble / world.size();
     r.bubble_theory = theoretical_bubble(kind, pp, v, opt.micro);
     return r;
@@ -157,9 +166,11 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
             rows.push_back(bench_layout(world, mc, ep, true, opt));
         }
         for (int pp : pps) {
-            rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::one_f_one_b, 1, opt));
+            rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::one_f_one_b, 1, {}, opt));
+            if (!opt.pp_layers.empty())
+                rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::one_f_one_b, 1, opt.pp_layers, opt));
             if (mc.n_layers() >= 2 * pp && opt.micro % pp == 0)
-                rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::interleaved, 2, opt));
+                rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::interleaved, 2, {}, opt));
         }
         runs.push_back(rows);
     }
@@ -178,6 +189,11 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
         rows[i].pipeline = med(&dist_bench_row::pipeline);
         rows[i].bubble = med(&dist_bench_row::bubble);
         rows[i].bubble_max = med(&dist_bench_row::bubble_max);
+        for (size_t q = 0; q < rows[i].bubble_rank.size(); q++) {
+            std::vector<double> v;
+            for (const auto& r : runs) v.push_back(r[i].bubble_rank[q]);
+            rows[i].bubble_rank[q] = median(v);
+        }
     }
     return rows;
 }
@@ -199,17 +215,21 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
     bool any_pp = false;
     for (const auto& r : rows) any_pp = any_pp || r.pp;
     if (any_pp) {
-        s += "\nPipeline layouts: bubble = time a rank waits for a neighbour's activation or gradient / its "
-             "forward-backward time (mean and max over ranks); theory (pp-1)/(m+pp-1) for 1F1B, (pp-1)/(v*m+pp-1) "
-             "interleaved\n\n";
-        s += "| layout | schedule | v | m | step ms | forward-backward ms | grad sync ms | bubble mean | bubble max | "
-             "bubble theory |\n";
-        s += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-        for (const auto& r : rows)
-            if (r.pp)
-                s += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.3f} | {:.3f} | {:.3f} |\n",
-                                 r.layout, r.schedule, r.v, r.micro, r.step * 1e3, r.pipeline * 1e3,
-                                 r.sync_exposed * 1e3, r.bubble, r.bubble_max, r.bubble_theory);
+        s += "\nPipeline layouts: forward-backward = the slowest rank's time through the schedule; a rank's bubble = "
+             "the share of it in which the rank did not compute (waiting for a neighbour's activation or gradient, or "
+             "done while the pipeline drains); theory (pp-1)/(m+pp-1) for 1F1B, (pp-1)/(v*m+pp-1) interleaved, for "
+             "stages of equal cost\n\n";
+        s += "| layout | schedule | blocks per chunk | v | m | step ms | forward-backward ms | grad sync ms | "
+             "bubble per rank | bubble mean | bubble theory |\n";
+        s += "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
+        for (const auto& r : rows) {
+            if (!r.pp) continue;
+            std::string per;
+            for (size_t q = 0; q < r.bubble_rank.size(); q++) per += fmt::format("{}{:.3f}", q ? " " : "", r.bubble_rank[q]);
+            s += fmt::format("| {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {:.3f} | {:.3f} |\n", r.layout,
+                             r.schedule, r.split, r.v, r.micro, r.step * 1e3, r.pipeline * 1e3, r.sync_exposed * 1e3,
+                             per, r.bubble, r.bubble_theory);
+        }
     }    for (size_t i = 0; i + 1 < rows.size(); i++)
         if (rows[i].ep && !rows[i].overlap && rows[i + 1].ep && rows[i + 1].overlap &&
             !rows[i].pp && rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
