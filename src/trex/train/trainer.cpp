@@ -127,6 +127,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
                cfg.tp);
     // pipeline parallelism: this rank's model chunks and the schedule (docs/distributed.md §5)
     const bool pipelined = dc.mesh.pp > 1;
+    TREX_CHECK(pipelined || (cfg.pp_virtual == 1 && cfg.pp_layers.empty()),
+               "dist.pp_virtual and dist.pp_layers need --pp above 1 (got --pp {})", dc.mesh.pp);
     dist::pipeline_layout pl;
     if (pipelined) {
         pl = dist::make_pipeline_layout(mc, dist::parse_pp_schedule(cfg.pp_schedule), dc.mesh.pp, cfg.pp_virtual,
