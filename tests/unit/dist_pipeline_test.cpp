@@ -115,9 +115,9 @@ TEST(PipelineSchedule, OneFOneBListIsPipeDreamFlush) {
     auto s = trex::dist::pipeline_schedule(pp_schedule_kind::one_f_one_b, 2, 1, 4, 0);
     std::vector<std::string> got;
     for (const pp_action& a : s) got.push_back(std::string(trex::dist::pp_op_name(a.op)) + std::to_string(a.mb));
-    const std::vector<std::string> want = {"forward0",      "send_forward0", "forward1",      "send_forward1",
-                                           "recv_backward0", "backward0",     "forward2",      "send_forward2",
-                                           "recv_backward1", "backward1",     "forward3",      "send_forward3",
+    const std::vector<std::string> want = {"forward0",       "send_forward0", "forward1",       "send_forward1",
+                                           "recv_backward0", "backward0",     "forward2",       "send_forward2",
+                                           "recv_backward1", "backward1",     "forward3",       "send_forward3",
                                            "recv_backward2", "backward2",     "recv_backward3", "backward3"};
     EXPECT_EQ(got, want);
     // the last rank alternates from the start and sends gradients back
@@ -125,7 +125,7 @@ TEST(PipelineSchedule, OneFOneBListIsPipeDreamFlush) {
     got.clear();
     for (const pp_action& a : s) got.push_back(std::string(trex::dist::pp_op_name(a.op)) + std::to_string(a.mb));
     EXPECT_EQ(got, (std::vector<std::string>{"recv_forward0", "forward0", "backward0", "send_backward0",
-                                              "recv_forward1", "forward1", "backward1", "send_backward1"}));
+                                             "recv_forward1", "forward1", "backward1", "send_backward1"}));
 }
 
 TEST(PipelineSchedule, OneFOneBRunsAndKeepsPpMinusRankInFlight) {
@@ -134,7 +134,8 @@ TEST(PipelineSchedule, OneFOneBRunsAndKeepsPpMinusRankInFlight) {
             simulate(pp_schedule_kind::one_f_one_b, pp, 1, m);
             for (int r = 0; r < pp; r++) {
                 const auto s = trex::dist::pipeline_schedule(pp_schedule_kind::one_f_one_b, pp, 1, m, r);
-                EXPECT_EQ(trex::dist::peak_in_flight(s), std::min(pp - r, m)) << "pp " << pp << " m " << m << " r " << r;
+                EXPECT_EQ(trex::dist::peak_in_flight(s), std::min(pp - r, m))
+                    << "pp " << pp << " m " << m << " r " << r;
                 // a rank's backwards run in micro-batch order (gradient accumulation order)
                 int next = 0;
                 for (const pp_action& a : s)
@@ -172,11 +173,17 @@ TEST(PipelinePartition, BalancedExplicitAndErrors) {
     EXPECT_EQ(pipeline_partition(cfg, 2, 2, {}), (std::vector<int>{1, 1, 1, 1}));
     EXPECT_EQ(pipeline_partition(cfg, 3, 1, {}), (std::vector<int>{2, 1, 1}));
     EXPECT_EQ(pipeline_partition(cfg, 2, 1, {3, 1}), (std::vector<int>{3, 1}));
-    EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 2, 1, {1, 2}); }),
+    EXPECT_EQ(error_of([&] {
+                  pipeline_partition(cfg, 2, 1, {1, 2});
+              }),
               "dist.pp_layers sums to 3 blocks; the model has 4");
-    EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 2, 1, {4, 0}); }),
+    EXPECT_EQ(error_of([&] {
+                  pipeline_partition(cfg, 2, 1, {4, 0});
+              }),
               "dist.pp_layers: every model chunk needs at least one block, got 0");
-    EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 2, 2, {2, 2}); }),
+    EXPECT_EQ(error_of([&] {
+                  pipeline_partition(cfg, 2, 2, {2, 2});
+              }),
               "dist.pp_layers has 2 entries; --pp 2 x dist.pp_virtual 2 needs 4");
     EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 4, 2, {}); }),
               "--pp 4 x dist.pp_virtual 2 = 8 model chunks exceed the model's 4 layers");
@@ -185,7 +192,9 @@ TEST(PipelinePartition, BalancedExplicitAndErrors) {
               "--pp 4 x dist.pp_virtual 1: the first stage must hold the 2 hash-routed layers, leaving too few for "
               "the other 3 model chunks");
     EXPECT_EQ(pipeline_partition(cfg, 3, 1, {}), (std::vector<int>{2, 1, 1}));
-    EXPECT_EQ(error_of([&] { pipeline_partition(cfg, 2, 1, {1, 3}); }),
+    EXPECT_EQ(error_of([&] {
+                  pipeline_partition(cfg, 2, 1, {1, 3});
+              }),
               "dist.pp_layers: the first stage must hold the 2 hash-routed layer(s), got 1");
     cfg.num_hash_layers = 3;
     EXPECT_EQ(pipeline_partition(cfg, 2, 1, {}), (std::vector<int>{3, 1}));

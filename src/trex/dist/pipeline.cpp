@@ -10,12 +10,18 @@ namespace trex::dist {
 
 const char* pp_op_name(pp_op op) {
     switch (op) {
-        case pp_op::recv_forward: return "recv_forward";
-        case pp_op::forward: return "forward";
-        case pp_op::send_forward: return "send_forward";
-        case pp_op::recv_backward: return "recv_backward";
-        case pp_op::backward: return "backward";
-        case pp_op::send_backward: return "send_backward";
+        case pp_op::recv_forward:
+            return "recv_forward";
+        case pp_op::forward:
+            return "forward";
+        case pp_op::send_forward:
+            return "send_forward";
+        case pp_op::recv_backward:
+            return "recv_backward";
+        case pp_op::backward:
+            return "backward";
+        case pp_op::send_backward:
+            return "send_backward";
     }
     return "?";
 }
@@ -118,8 +124,10 @@ std::vector<int> pipeline_partition(const model_config& cfg, int pp, int v, cons
     for (int c = 0; c < L % C; c++) out[c]++;
     if (out[0] < hash) {
         // the hash-routed layers stay on the first chunk; the rest is balanced over the others
-        TREX_CHECK(L - hash >= C - 1, "--pp {} x dist.pp_virtual {}: the first stage must hold the {} hash-routed "
-                   "layers, leaving too few for the other {} model chunks", pp, v, hash, C - 1);
+        TREX_CHECK(L - hash >= C - 1,
+                   "--pp {} x dist.pp_virtual {}: the first stage must hold the {} hash-routed "
+                   "layers, leaving too few for the other {} model chunks",
+                   pp, v, hash, C - 1);
         out[0] = hash;
         const int rest = L - hash;
         for (int c = 1; c < C; c++) out[c] = rest / (C - 1) + (c - 1 < rest % (C - 1) ? 1 : 0);
@@ -146,10 +154,11 @@ bool pipeline_layout::holds(const tensor_spec& spec) const {
 }
 
 std::string pipeline_layout::describe(int m) const {
-    std::string s = fmt::format("pp: {}, {} stages x {} chunk(s) per stage, {} micro-batches per step and pipeline; "
-                                "theoretical bubble {:.3f}\n",
-                                kind == pp_schedule_kind::interleaved ? "interleaved 1F1B" : "1F1B", pp, v, m,
-                                theoretical_bubble(kind, pp, v, m));
+    std::string s = fmt::format(
+        "pp: {}, {} stages x {} chunk(s) per stage, {} micro-batches per step and pipeline; "
+        "theoretical bubble {:.3f}\n",
+        kind == pp_schedule_kind::interleaved ? "interleaved 1F1B" : "1F1B", pp, v, m,
+        theoretical_bubble(kind, pp, v, m));
     const int C = chunks();
     for (int r = 0; r < pp; r++) {
         s += fmt::format("pp:   stage {}:", r);

@@ -45,8 +45,8 @@ int pipeline_runner::neighbour(int model_chunk) const {
 
 int pipeline_runner::tag(int kind, int mb, int model_chunk) const {
     const int t = 3 * (mb * layout_.chunks() + model_chunk) + kind;
-    TREX_CHECK(t < 32767, "pipeline: {} micro-batches x {} model chunks exceed the message tags MPI guarantees",
-               mb + 1, layout_.chunks());
+    TREX_CHECK(t < 32767, "pipeline: {} micro-batches x {} model chunks exceed the message tags MPI guarantees", mb + 1,
+               layout_.chunks());
     return t;
 }
 
@@ -71,15 +71,14 @@ std::vector<step_result> pipeline_runner::run(const std::vector<batch_view>& bat
 
     // per (micro-batch, local chunk) idx = mb·v + chunk: received input state and output gradient, sent output
     // state and input gradient; per micro-batch the MTP embedding gradient (last chunk → chunk 0)
-    std::vector<std::vector<float>> act_in(m * v), act_out(m * v), grad_in(m * v), grad_out(m * v), de_in(m),
-        de_out(m);
+    std::vector<std::vector<float>> act_in(m * v), act_out(m * v), grad_in(m * v), grad_out(m * v), de_in(m), de_out(m);
     std::vector<handle> recv_act(m * v), recv_grad(m * v), recv_de(m), sends;
     for (const pp_action& a : steps) {
         const int idx = a.mb * v + a.chunk, mc = layout_.model_chunk(a.chunk);
         if (a.op == pp_op::recv_forward) {
             act_in[idx].resize(N * nd);
-            recv_act[idx] = world_.recv_async(act_in[idx].data(), N * nd, dtype::f32, neighbour(mc - 1),
-                                              tag(K_ACT, a.mb, mc - 1));
+            recv_act[idx] =
+                world_.recv_async(act_in[idx].data(), N * nd, dtype::f32, neighbour(mc - 1), tag(K_ACT, a.mb, mc - 1));
         } else if (a.op == pp_op::recv_backward) {
             grad_in[idx].resize(N * nd);
             recv_grad[idx] = world_.recv_async(grad_in[idx].data(), N * nd, dtype::f32, neighbour(mc + 1),
@@ -100,8 +99,12 @@ std::vector<step_result> pipeline_runner::run(const std::vector<batch_view>& bat
         const stage_range& range = layout_.ranges[a.chunk];
         const bool first = mc == 0, last = mc == C - 1;
         switch (a.op) {
-            case pp_op::recv_forward: wait(recv_act[idx]); break;
-            case pp_op::recv_backward: wait(recv_grad[idx]); break;
+            case pp_op::recv_forward:
+                wait(recv_act[idx]);
+                break;
+            case pp_op::recv_backward:
+                wait(recv_grad[idx]);
+                break;
             case pp_op::forward: {
                 forward_state st;
                 if (!pool_.empty()) {
@@ -149,13 +152,12 @@ std::vector<step_result> pipeline_runner::run(const std::vector<batch_view>& bat
                     wait(recv_de[a.mb]);
                     de_mtp = de_in[a.mb].data();
                 }
-                model_.stage_backward(range, batches[a.mb], opts, last ? nullptr : grad_in[idx].data(), dh_in,
-                                      de_mtp);
+                model_.stage_backward(range, batches[a.mb], opts, last ? nullptr : grad_in[idx].data(), dh_in, de_mtp);
                 model_.swap_state(st);
                 pool_.push_back(std::move(st));
                 if (mtp && C > 1 && last)
-                    sends.push_back(
-                        world_.send_async(de_out[a.mb].data(), N * d, dtype::f32, neighbour(0), tag(K_DE_MTP, a.mb, 0)));
+                    sends.push_back(world_.send_async(de_out[a.mb].data(), N * d, dtype::f32, neighbour(0),
+                                                      tag(K_DE_MTP, a.mb, 0)));
                 if (after_backward) after_backward(a.mb, a.chunk);
                 break;
             }

@@ -93,8 +93,8 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
                                       const float* h_in, float* h_out) {
     const model_config& cfg = config();
     const int L = cfg.n_layers();
-    TREX_CHECK(r.first >= 0 && r.first < r.last && r.last <= L, "stage: bad block range [{}, {}) of {} blocks",
-               r.first, r.last, L);
+    TREX_CHECK(r.first >= 0 && r.first < r.last && r.last <= L, "stage: bad block range [{}, {}) of {} blocks", r.first,
+               r.last, L);
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
     const bool last = r.last == L;
     const int64_t N = batch.B * batch.S, d = cfg.hidden_size, n = cfg.hc_mult;
@@ -259,8 +259,8 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
         cpu::linear_bwd_data(dxn, logits_.data(), head, N, d, V);
         cpu::linear_bwd_weight(ghead, logits_.data(), K.xn.data(), N, d, V);
         float* dx = tmp(T_DX, N * d);
-        cpu::rmsnorm_backward(dx, params_.g("norm.weight"), dxn, K.x.data(), params_.w("norm.weight"),
-                              K.xrstd.data(), N, d);
+        cpu::rmsnorm_backward(dx, params_.g("norm.weight"), dxn, K.x.data(), params_.w("norm.weight"), K.xrstd.data(),
+                              N, d);
         cpu::hc_head_backward(dh, params_.g("hc_head_fn"), params_.g("hc_head_base"), params_.g("hc_head_scale"), dx,
                               h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"), params_.w("hc_head_scale"),
                               K.hmix.data(), K.hrho.data(), N, md);
@@ -277,8 +277,8 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     float* dz_out = tmp(T_DZOUT, N * nd);
     cpu::hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),
                           params_.g(p + "hc_head_scale"), dx2, h_mtp, params_.w(p + "hc_head_fn"),
-                          params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(),
-                          K.h2rho.data(), N, md);
+                          params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(), K.h2rho.data(),
+                          N, md);
     float* dz = tmp(T_DZ, N * nd);
     block_acts& A = opts.recompute ? acts_[0] : acts_.back();
     layer_ctx c;
@@ -303,8 +303,8 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     cpu::linear_bwd_weight(params_.g(p + "e_proj.weight"), dep, K.en.data(), N, d, d);
     float* e2 = tmp(T_E, N * d);
     cpu::embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
-    cpu::rmsnorm_backward(de_mtp, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"),
-                          K.erstd.data(), N, d);
+    cpu::rmsnorm_backward(de_mtp, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"), K.erstd.data(),
+                          N, d);
     float* dh_extra = tmp(T_DHX, N * nd);
     cpu::rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, h_last, params_.w(p + "hnorm.weight"),
                           K.hrstd.data(), N * n, d);

@@ -18,7 +18,8 @@ class pipeline_step {
     // grad_acc: the trainer's accumulation arena (P.n_floats floats; unused when grad_accum == 1). Collective: every
     // rank constructs it (it splits the world into pipelines).
     pipeline_step(dsv4_model& model, dist::communicator& world, const dist::dist_context& dc,
-                  dist::pipeline_layout layout, expert_dispatcher* ep, int64_t grad_accum, std::vector<float>& grad_acc);
+                  dist::pipeline_layout layout, expert_dispatcher* ep, int64_t grad_accum,
+                  std::vector<float>& grad_acc);
 
     // Runs this DP rank's micro-batches of a step (batches[k] is its k-th). Afterwards the model's gradients of the
     // tensors this rank holds are the sum over the micro-batches in micro-batch order (grad_accum > 1: in grad_acc,
