@@ -63,13 +63,17 @@ void simulate(pp_schedule_kind kind, int pp, int v, int m) {
                         ok = wire.erase(std::make_tuple(1, a.mb, mc + 1)) > 0;
                         break;
                     case pp_op::forward:
-                        if (mc > 0) ASSERT_TRUE(fwd_done.count({a.mb, mc - 1})) << "forward before its input";
+                        if (mc > 0) {
+                            ASSERT_TRUE(fwd_done.count({a.mb, mc - 1})) << "forward before its input";
+                        }
                         ASSERT_FALSE(fwd_done.count({a.mb, mc})) << "two forwards";
                         fwd_done.insert({a.mb, mc});
                         break;
                     case pp_op::backward:
                         ASSERT_TRUE(fwd_done.count({a.mb, mc})) << "backward before forward";
-                        if (mc < C - 1) ASSERT_TRUE(bwd_done.count({a.mb, mc + 1})) << "backward before its gradient";
+                        if (mc < C - 1) {
+                            ASSERT_TRUE(bwd_done.count({a.mb, mc + 1})) << "backward before its gradient";
+                        }
                         ASSERT_FALSE(bwd_done.count({a.mb, mc})) << "two backwards";
                         bwd_done.insert({a.mb, mc});
                         break;
@@ -139,7 +143,9 @@ TEST(PipelineSchedule, OneFOneBRunsAndKeepsPpMinusRankInFlight) {
                 // a rank's backwards run in micro-batch order (gradient accumulation order)
                 int next = 0;
                 for (const pp_action& a : s)
-                    if (a.op == pp_op::backward) EXPECT_EQ(a.mb, next++);
+                    if (a.op == pp_op::backward) {
+                        EXPECT_EQ(a.mb, next++);
+                    }
             }
         }
 }
@@ -157,7 +163,9 @@ TEST(PipelineSchedule, InterleavedRunsWithMegatronWarmup) {
                     // per chunk, backwards in micro-batch order
                     std::vector<int> next(v, 0);
                     for (const pp_action& a : s)
-                        if (a.op == pp_op::backward) EXPECT_EQ(a.mb, next[a.chunk]++);
+                        if (a.op == pp_op::backward) {
+                            EXPECT_EQ(a.mb, next[a.chunk]++);
+                        }
                 }
             }
     EXPECT_EQ(error_of([] { trex::dist::pipeline_schedule(pp_schedule_kind::interleaved, 2, 2, 3, 0); }),
