@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One entry point that installs every dependency of T-Rex and builds it.
 #
-#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pulp) + Release build in build/
+#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pulp) + Release build of the `trex`
+#                                  binary in build/ (scripts/test.sh builds the test executables, then runs CTest)
+#   scripts/setup.sh --build-all   also builds every test executable now
 #   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
 #                                  regenerate golden fixtures, run the PyTorch parity tests and `trex bench --peer`)
 #   scripts/setup.sh --with-tokenizers
@@ -16,12 +18,14 @@ cd "$(dirname "$0")/.."
 with_torch=0
 with_tokenizers=0
 build=1
+build_all=0
 for arg in "$@"; do
   case "$arg" in
     --with-torch) with_torch=1 ;;
     --with-tokenizers) with_tokenizers=1 ;;
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    --build-all) build_all=1 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -82,6 +86,10 @@ fi
 
 if [ "$build" -eq 1 ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-  cmake --build build -j "$(nproc)"
+  if [ "$build_all" -eq 1 ]; then
+    cmake --build build -j "$(nproc)"
+  else
+    cmake --build build -j "$(nproc)" --target trex
+  fi
 fi
 echo "setup: done"

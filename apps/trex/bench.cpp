@@ -60,6 +60,7 @@ void register_bench(CLI::App& app) {
     });
 
     register_bench_dist(bench);
+    register_bench_comm(bench);
 
     auto* ev = bench->add_subcommand("eval", "judging throughput of trex eval on replayed answers");
     struct eval_args_t {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "trex/base/files.hpp"
 #include "trex/dist/bench_dist.hpp"
 
 namespace trex::cli {
@@ -24,11 +25,19 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_option("--micro", o->micro, "micro-batches per step and pipeline (pipeline layouts)")
         ->capture_default_str();
     cmd->add_option("--pp-layers", o->pp_layers, "blocks per stage for an extra 1F1B row (like dist.pp_layers)");
-    cmd->callback([o]() {
+    auto json = std::make_shared<bool>(false);
+    auto out = std::make_shared<std::string>();
+    cmd->add_flag("--json", *json, "print one JSON object (the input of `trex plan compare`)");
+    cmd->add_option("--out", *out, "also write that JSON object to this file");
+    cmd->callback([o, json, out]() {
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
         try {
             const auto rows = dist::run_dist_bench(*world, *o);
-            if (world->rank() == 0) std::printf("%s", dist::format_dist_bench(rows, world->size(), *o).c_str());
+            if (world->rank() == 0) {
+                const std::string j = dist::dist_bench_json(rows, world->size(), *o);
+                if (!out->empty()) write_file_atomic(*out, j);
+                std::printf("%s", *json ? j.c_str() : dist::format_dist_bench(rows, world->size(), *o).c_str());
+            }
         } catch (const std::exception& e) {
             if (world->size() == 1) throw;
             world->abort(fmt::format("rank {}: {}", world->rank(), e.what()));

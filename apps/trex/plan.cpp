@@ -5,6 +5,7 @@
 //   trex plan search --model M --hardware H --devices N [setup options] [--top N] [--json]
 //   trex plan validate [--points FILE] [--json]
 //   trex plan calibrate --bench FILE [--bandwidth FILE] --out FILE
+//   trex plan compare --measured FILE --hardware FILE [--model CONFIG] [--json]
 //
 // Models: configs/plan/<name>.json or a DeepSeek-V4 config.json; hardware: configs/hardware/<name>.json; the
 // constants: configs/plan/calibration.json (--calibration FILE).
@@ -16,6 +17,8 @@
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
+#include "trex/plan/compare.hpp"
 #include "trex/plan/cost.hpp"
 #include "trex/plan/report.hpp"
 #include "trex/plan/search.hpp"
@@ -42,6 +45,8 @@ struct plan_args {
     std::string points = "configs/plan/validation.json";
     // calibrate
     std::string bench, bandwidth, out, name = "measured";
+    // compare
+    std::string measured;
 };
 
 void add_setup_options(CLI::App* c, plan_args& a) {
@@ -206,18 +211,19 @@ void run_calibrate(const plan_args& a) {
     const jreader br(b, a.bench);
     const double peak = br.num_req("peak_gflops", 1e-6, 1e12);
     const double sgemm = br.num_req("sgemm_gflops", 1e-6, 1e12);
-    double intra = 10, inter = 1, hbm = 20, mem = 16;
+    double intra = 10, inter = 1, hbm = 20, mem = 16, latency = 1;
     int node = 1;
     std::string bw_source = "no bandwidth file: placeholder link numbers (intra 10 GB/s, inter 1 GB/s)";
     if (!a.bandwidth.empty()) {
         const json bj = read_json_file(a.bandwidth);
         const jreader r(bj, a.bandwidth);
-        r.check_keys({"intra_gbps", "inter_gbps", "node_size", "hbm_gbps", "memory_gb"});
+        r.check_keys({"intra_gbps", "inter_gbps", "node_size", "hbm_gbps", "memory_gb", "latency_us", "measured"});
         intra = r.num_req("intra_gbps", 1e-6, 1e9);
         inter = r.num_req("inter_gbps", 1e-6, 1e9);
         node = (int)r.integer("node_size", 1, 1, 1 << 20);
         hbm = r.num("hbm_gbps", hbm, 1e-6, 1e9);
         mem = r.num("memory_gb", mem, 1e-6, 1e9);
+        latency = r.num("latency_us", latency, 0, 1e6);
         bw_source = "bandwidths from " + a.bandwidth;
     }
     nlohmann::ordered_json h;
@@ -233,15 +239,27 @@ void run_calibrate(const plan_args& a) {
     h["hbm_bw_gbps"] = hbm;
     h["node_size"] = node;
     h["tiers"] = nlohmann::ordered_json::array(
-        {{{"name", "intra"}, {"size", node}, {"bw_gbps", intra}, {"latency_us", 1}, {"efficiency", 1.0}},
-         {{"name", "inter"}, {"size", 0}, {"bw_gbps", inter}, {"latency_us", 10}, {"efficiency", 1.0}}});
+        {{{"name", "intra"}, {"size", node}, {"bw_gbps", intra}, {"latency_us", latency}, {"efficiency", 1.0}},
+         {{"name", "inter"}, {"size", 0}, {"bw_gbps", inter}, {"latency_us", a.bandwidth.empty() ? 10.0 : latency}, {"efficiency", 1.0}}});
     h["efficiency"] = {{"gemm", std::min(1.0, sgemm / peak)}, {"memory", 1.0}};
     hardware_from_json(nlohmann::json::parse(h.dump()), a.out);  // self-check
-    std::ofstream f(a.out);
-    TREX_CHECK(f.good(), "{}: cannot write", a.out);
-    f << h.dump(2) << "\n";
+    write_file_atomic(a.out, h.dump(2) + "\n");
     std::printf("wrote %s: fp32 peak %.1f GFLOP/s, GEMM efficiency %.3f, links %.3g / %.3g GB/s\n", a.out.c_str(), peak,
                 std::min(1.0, sgemm / peak), intra, inter);
+}
+
+// The planner's predictions next to the step times `trex bench dist` measured on this machine (docs/plan.md §9).
+void run_compare(const plan_args& a) {
+    TREX_CHECK(!a.measured.empty(), "--measured FILE (the output of `trex bench dist --json`) is required");
+    TREX_CHECK(!a.hardware.empty(), "--hardware FILE (a profile from `trex plan calibrate`) is required");
+    const measured_dist m = measured_dist_from_json(read_json_file(a.measured), a.measured);
+    std::string model = a.model;
+    if (model.empty()) model = m.config == "<embedded v4-tiny>" ? "v4-tiny" : m.config;
+    const plan_model pm = load_plan_model(model, m.seq);
+    const hardware_profile hw = load_hardware(a.hardware);
+    const calibration cal = load_calibration(a.calibration);
+    const compare_result c = compare_with_measured(m, pm, hw, cal);
+    std::printf("%s", a.json ? compare_json(c, m, hw).c_str() : format_compare(c, m, hw).c_str());
 }
 
 }  // namespace
@@ -276,6 +294,15 @@ void register_plan(CLI::App& app) {
     cal->add_option("--out", c->out, "hardware profile to write")->required();
     cal->add_option("--name", c->name, "profile name")->capture_default_str();
     cal->callback([c]() { run_calibrate(*c); });
+
+    auto k = std::make_shared<plan_args>();
+    CLI::App* cmp = plan->add_subcommand("compare", "predictions next to measured `trex bench dist` step times");
+    cmp->add_option("--measured", k->measured, "output of `trex bench dist --json`")->required();
+    cmp->add_option("--hardware", k->hardware, "profile from `trex plan calibrate`")->required();
+    cmp->add_option("--model", k->model, "model config (default: the one the bench ran)");
+    cmp->add_option("--calibration", k->calibration, "the model's constants")->capture_default_str();
+    cmp->add_flag("--json", k->json, "print one JSON object");
+    cmp->callback([k]() { run_compare(*k); });
 
     plan->callback([a, plan]() {
         if (plan->get_subcommands().empty()) run_plan(*a);

@@ -1,5 +1,7 @@
 #include "trex/dist/bench_dist.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -62,6 +64,7 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int ep,
     world.all_reduce(v, 4, dtype::f64, reduce_op::max);
     dist_bench_row r;
     r.layout = dc.mesh.layout();
+    r.tp = dc.mesh.tp, r.pp = dc.mesh.pp, r.dp = dc.mesh.dp, r.ep_size = dc.mesh.ep;
     r.ep = ep > 1;
     r.overlap = overlap;
     r.step = v[0];
@@ -123,7 +126,8 @@ dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int p
     for (double b : per_rank) mean_bubble += b;
     dist_bench_row r;
     r.layout = dc.mesh.layout();
-    r.pp = true;
+    r.pipelined = true;
+    r.tp = dc.mesh.tp, r.pp = dc.mesh.pp, r.dp = dc.mesh.dp, r.ep_size = dc.mesh.ep;
     r.schedule = kind == pp_schedule_kind::interleaved ? "interleaved" : "1F1B";
     r.v = v;
     r.micro = opt.micro;
@@ -198,6 +202,31 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
     return rows;
 }
 
+std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
+    nlohmann::ordered_json j;
+    j["bench"] = "trex bench dist";
+    j["world"] = world;
+    j["config"] = opt.config.empty() ? std::string("<embedded v4-tiny>") : opt.config;
+    j["batch"] = opt.batch;  // rows per rank and step
+    j["seq"] = opt.seq;
+    j["steps"] = opt.steps;
+    j["rounds"] = opt.rounds;
+    j["optimizer"] = "muon";  // the run's default optim_config: Muon + AdamW, ZeRO-1
+    j["omp_threads"] = omp_get_max_threads();
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
+        if (r.pipelined) continue;  // pipeline rows (bubble, micro-batches) are in the table only
+        a.push_back({{"layout", r.layout},     {"tp", r.tp},
+                     {"pp", r.pp},             {"dp", r.dp},
+                     {"ep", r.ep_size},        {"ep_overlap", r.ep && r.overlap},
+                     {"step_s", r.step},       {"compute_s", r.compute},
+                     {"exposed_s", r.exposed}, {"ep_exposed_s", r.ep_exposed},
+                     {"sync_exposed_s", r.sync_exposed}});
+    }
+    j["rows"] = a;
+    return j.dump(2) + "\n";
+}
+
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt) {
     std::string s = fmt::format(
         "trex bench dist: {} rank(s), {}x{} tokens per rank, median over {} round(s) of the median of {} steps "
@@ -207,13 +236,13 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
         "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | grad sync ms |\n";
     s += "|---|---|---:|---:|---:|---:|---:|\n";
     for (const auto& r : rows) {
-        if (r.pp) continue;
+        if (r.pipelined) continue;
         s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", r.layout,
                          r.ep ? (r.overlap ? "on" : "off") : "-", r.step * 1e3, r.compute * 1e3, r.exposed * 1e3,
                          r.ep_exposed * 1e3, r.sync_exposed * 1e3);
     }
     bool any_pp = false;
-    for (const auto& r : rows) any_pp = any_pp || r.pp;
+    for (const auto& r : rows) any_pp = any_pp || r.pipelined;
     if (any_pp) {
         s += "\nPipeline layouts: forward-backward = the slowest rank's time through the schedule; a rank's bubble = "
              "the share of it in which the rank did not compute (waiting for a neighbour's activation or gradient, or "
@@ -223,7 +252,7 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
              "bubble per rank | bubble mean | bubble theory |\n";
         s += "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
         for (const auto& r : rows) {
-            if (!r.pp) continue;
+            if (!r.pipelined) continue;
             std::string per;
             for (size_t q = 0; q < r.bubble_rank.size(); q++) per += fmt::format("{}{:.3f}", q ? " " : "", r.bubble_rank[q]);
             s += fmt::format("| {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {:.3f} | {:.3f} |\n", r.layout,
@@ -232,7 +261,7 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
         }
     }    for (size_t i = 0; i + 1 < rows.size(); i++)
         if (rows[i].ep && !rows[i].overlap && rows[i + 1].ep && rows[i + 1].overlap &&
-            !rows[i].pp && rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
+            !rows[i].pipelined && rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
             s += fmt::format("\n{}: exposed EP time with overlap on / off = {:.2f}", rows[i].layout,
                              rows[i + 1].ep_exposed / rows[i].ep_exposed);
     s += "\n";

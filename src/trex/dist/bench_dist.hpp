@@ -23,11 +23,12 @@ struct dist_bench_options {
 
 struct dist_bench_row {
     std::string layout;
+    int tp = 1, pp = 1, dp = 1, ep_size = 1;  // the mesh (ep_size: routed experts split over this many ranks)
     bool ep = false, overlap = false;
     // pipeline layouts: schedule, chunks per rank, micro-batches; pipeline = the slowest rank's forward-backward
     // seconds; a rank's bubble = the share of those in which it did not compute (waiting for a neighbour's
     // activation or gradient, or finished while the pipeline drains); mean and max over the ranks, and the theory
-    bool pp = false;
+    bool pipelined = false;
     std::string schedule;
     int v = 1, micro = 0;
     double pipeline = 0, bubble = 0, bubble_max = 0, bubble_theory = 0;
@@ -39,6 +40,8 @@ struct dist_bench_row {
 
 // Every rank calls it; all get the same rows.
 std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench_options& opt);
+// One JSON object: the options, and per row the mesh and the times in seconds (input of `trex plan compare`).
+std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
 // Markdown table with the overlap on/off ratio of the exposed EP time.
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
 

@@ -94,7 +94,7 @@ std::vector<expert_parallel::block> expert_parallel::source_blocks(const layer_s
         int64_t r0 = L.expert_rows[j];
         for (int q = 0; q < L.route.peers; q++) {
             const int64_t n = L.route.recv_rows[q * P + j];
-            if (n > 0) out.push_back({j, r0, n});
+            if (n > 0) out.push_back({j, q, r0, n});
             r0 += n;
         }
     }
@@ -129,11 +129,28 @@ void expert_parallel::wait(handle& h) {
     exposed_ += now_seconds() - t0;
 }
 
+int64_t expert_parallel::self_row(const ep_route& route, int j) const {
+    const int P = experts_per_rank_, me = ep_.rank();
+    int64_t r = 0;
+    for (int e = 0; e < me * P + j; e++) r += route.send_rows[e];
+    return r;
+}
+
+int64_t expert_parallel::self_rows(const ep_route& route, int j) const {
+    return route.send_rows[ep_.rank() * experts_per_rank_ + j];
+}
+
+// Overlap (dist.overlap): forward — while the other ranks' rows travel (dispatch), this rank runs its experts on
+// the rows it sends to itself; while the outputs travel back (combine), the shared expert runs. Backward — the same
+// with the gradients: the self rows' expert backward during the dispatch, the shared expert's backward during the
+// combine. Every (expert, source) block keeps the GEMM shapes one process uses, and weight gradients are still added
+// in source order, so the results do not depend on the overlap.
 void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const float* x, const int32_t* sel,
                               const float* weight, const float* const* w13, const float* const* w2, int64_t N,
                               int64_t d, int E, int K, int64_t I, double limit, const std::function<void()>& overlap) {
+    (void)E;
     const int64_t NK = N * K, width = d + 1;
-    const int P = experts_per_rank_, first = ep_.rank() * P;
+    const int P = experts_per_rank_, first = ep_.rank() * P, me = ep_.rank();
     cpu::moe_build_permutation(st, sel, N, E, K);
     layer_state& L = layers_[{slot_, layer}];
     L.route = route_of(st.expert_offset, ep_.size(), P);
@@ -145,8 +162,33 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
         std::memcpy(send_.data() + r * width, x + (int64_t)(slot / K) * d, d * sizeof(float));
         send_[r * width + d] = weight[slot];
     }
-    // the row counts, then the rows; with overlap both travel while the shared expert runs (a peer that is still
-    // computing is hidden as well as the transfer)
+    // one (expert, source) block: a13 = x·w13ᵀ, h = swiglu(a13), out = (w·h)·w2ᵀ, rows contiguous
+    auto expert_block = [&](int j, int64_t n, const float* xb, const float* wb, float* a13, float* h, float* out) {
+        cpu::linear_fwd(a13, xb, w13[first + j], n, d, 2 * I);
+        cpu::swiglu_forward(h, a13, n, I, limit);
+        std::vector<float> hw(n * I);
+#pragma omp parallel for schedule(static)
+        for (int64_t m = 0; m < n; m++)
+            for (int64_t i = 0; i < I; i++) hw[m * I + i] = wb[m] * h[m * I + i];
+        cpu::linear_fwd(out, hw.data(), w2[first + j], n, I, d);
+    };
+    // the self rows, computed while the others travel (into their own buffers: the layout is known only later)
+    std::vector<int64_t> self0(P + 1, 0);
+    for (int j = 0; j < P; j++) self0[j + 1] = self0[j] + self_rows(L.route, j);
+    const int64_t S = self0[P];
+    std::vector<float> sx(S * d), sw(S), sa13(S * 2 * I), sh(S * I), sout(S * d);
+    auto self_work = [&] {
+        for (int j = 0; j < P; j++) {
+            const int64_t n = self_rows(L.route, j), r0 = self_row(L.route, j);
+            for (int64_t k = 0; k < n; k++) {
+                std::memcpy(sx.data() + (self0[j] + k) * d, send_.data() + (r0 + k) * width, d * sizeof(float));
+                sw[self0[j] + k] = send_[(r0 + k) * width + d];
+            }
+            if (n > 0)
+                expert_block(j, n, sx.data() + self0[j] * d, sw.data() + self0[j], sa13.data() + self0[j] * 2 * I,
+                             sh.data() + self0[j] * I, sout.data() + self0[j] * d);
+        }
+    };
     if (!overlap_) overlap();
     handle counts = start_route_exchange(ep_, L.route);
     handle h;
@@ -154,7 +196,7 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
         recv_.resize(L.route.received() * width);
         h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), width);
     };
-    if (overlap_) run_overlapped(counts, overlap, start_rows, h);
+    if (overlap_) run_overlapped(counts, self_work, start_rows, h);
     if (!h) {
         wait(counts);
         start_rows();
@@ -184,24 +226,29 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
         std::memcpy(L.x.data() + m * d, recv_.data() + L.to_recv[m] * width, d * sizeof(float));
         L.w[m] = recv_[L.to_recv[m] * width + d];
     }
-    // the local experts, as cpu::moe_experts_forward computes them, one GEMM per (expert, source rank): the shapes
-    // one process uses for each micro-batch, so every row comes out bitwise the same
-    const auto blocks = source_blocks(L);
-    for (const block& b : blocks)
-        cpu::linear_fwd(L.a13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, w13[first + b.j], b.n, d, 2 * I);
-    cpu::swiglu_forward(L.h.data(), L.a13.data(), M, I, limit);
-    std::vector<float> hw(M * I), out(M * d);
-#pragma omp parallel for schedule(static)
-    for (int64_t m = 0; m < M; m++)
-        for (int64_t i = 0; i < I; i++) hw[m * I + i] = L.w[m] * L.h[m * I + i];
-    for (const block& b : blocks)
-        cpu::linear_fwd(out.data() + b.r0 * d, hw.data() + b.r0 * I, w2[first + b.j], b.n, I, d);
-    // combine: back to the sources in their dispatch order
+    // the local experts, one GEMM per (expert, source rank): the shapes one process uses for each micro-batch, so
+    // every row comes out bitwise the same; the self blocks were computed during the dispatch (or are now)
+    if (!overlap_) self_work();
+    std::vector<float> out(M * d);
+    for (const block& b : source_blocks(L)) {
+        if (b.q == me) {
+            const int64_t s0 = self0[b.j];
+            std::memcpy(L.a13.data() + b.r0 * 2 * I, sa13.data() + s0 * 2 * I, b.n * 2 * I * sizeof(float));
+            std::memcpy(L.h.data() + b.r0 * I, sh.data() + s0 * I, b.n * I * sizeof(float));
+            std::memcpy(out.data() + b.r0 * d, sout.data() + s0 * d, b.n * d * sizeof(float));
+            continue;
+        }
+        expert_block(b.j, b.n, L.x.data() + b.r0 * d, L.w.data() + b.r0, L.a13.data() + b.r0 * 2 * I,
+                     L.h.data() + b.r0 * I, out.data() + b.r0 * d);
+    }
+    // combine: back to the sources in their dispatch order, while the shared expert runs
     back_.resize(M * d);
 #pragma omp parallel for schedule(static)
     for (int64_t m = 0; m < M; m++) std::memcpy(back_.data() + L.to_recv[m] * d, out.data() + m * d, d * sizeof(float));
     std::vector<float> yp(NK * d);
     handle c = start_combine(ep_, L.route, back_.data(), yp.data(), d);
+    handle none;
+    if (overlap_) run_overlapped(c, overlap, nullptr, none);
     wait(c);
     cpu::moe_combine_rows(y, yp.data(), st, N, d, K);
 }
@@ -210,8 +257,9 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
                                const float* dy, const cpu::moe_state& st, const float* x, const float* weight,
                                const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K,
                                int64_t I, double limit, const std::function<void()>& overlap) {
+    (void)x, (void)weight, (void)E;
     const int64_t NK = N * K, width = d + 1;
-    const int P = experts_per_rank_, first = ep_.rank() * P;
+    const int P = experts_per_rank_, first = ep_.rank() * P, me = ep_.rank();
     auto it = layers_.find({slot_, layer});
     TREX_ASSERT(it != layers_.end());
     layer_state& L = it->second;
@@ -221,34 +269,64 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     send_.resize(NK * d);
     cpu::moe_gather_rows(send_.data(), dy, st, d, K);
     recv_.resize(M * d);
+    std::vector<float> dyp(M * d), dh(M * I), da13(M * 2 * I), dxp(M * d), dwt(M);
+    const auto blocks = source_blocks(L);
+    // first row in recv_ of the rows from this rank (the self rows arrive in the order they were sent)
+    int64_t recv_self0 = 0;
+    for (int e = 0; e < me * P; e++) recv_self0 += L.route.recv_rows[e];
+    const int64_t send_self0 = self_row(L.route, 0);
+    // per block, everything but the weight gradients: dh = dyp·w2, dweight = dh·h, dh ← w·dh, dyp ← w·dyp,
+    // da13 = swiglu'(dh), dxp = da13·w13 (as cpu::moe_experts_backward); self blocks read their rows from send_
+    auto block_data = [&](const block& b) {
+        const float* src = b.q == me ? send_.data() : recv_.data();
+        for (int64_t k = 0; k < b.n; k++) {
+            const int64_t m = b.r0 + k;
+            const int64_t row = b.q == me ? send_self0 + (L.to_recv[m] - recv_self0) : L.to_recv[m];
+            std::memcpy(dyp.data() + m * d, src + row * d, d * sizeof(float));
+        }
+        cpu::linear_bwd_data(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, w2[first + b.j], b.n, I, d);
+#pragma omp parallel for schedule(static)
+        for (int64_t m = b.r0; m < b.r0 + b.n; m++) {
+            const float wr = L.w[m];
+            float* g = dh.data() + m * I;
+            const float* hr = L.h.data() + m * I;
+            float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+            for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
+            dwt[m] = acc;
+#pragma omp simd
+            for (int64_t i = 0; i < I; i++) g[i] *= wr;
+            float* gy = dyp.data() + m * d;
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) gy[i] *= wr;
+        }
+        cpu::swiglu_backward(da13.data() + b.r0 * 2 * I, dh.data() + b.r0 * I, L.a13.data() + b.r0 * 2 * I, b.n, I,
+                             limit);
+        cpu::linear_bwd_data(dxp.data() + b.r0 * d, da13.data() + b.r0 * 2 * I, w13[first + b.j], b.n, d, 2 * I);
+    };
+    // the self blocks' weight gradients, kept apart until their turn in source order
+    std::vector<std::vector<float>> s2(P), s13(P);
+    auto self_weight_grads = [&](const block& b) {
+        s2[b.j].assign((size_t)d * I, 0.0f);
+        s13[b.j].assign((size_t)2 * I * d, 0.0f);
+        cpu::linear_bwd_weight(s2[b.j].data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
+        cpu::linear_bwd_weight(s13[b.j].data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
+    };
+    auto self_work = [&] {
+        for (const block& b : blocks)
+            if (b.q == me) {
+                block_data(b);
+                self_weight_grads(b);
+            }
+    };
     if (!overlap_) overlap();
     handle h = start_dispatch(ep_, L.route, send_.data(), recv_.data(), d);
     handle none;
-    if (overlap_) run_overlapped(h, overlap, nullptr, none);
+    if (overlap_) run_overlapped(h, self_work, nullptr, none);
     wait(h);
-    std::vector<float> dyp(M * d), dh(M * I), da13(M * 2 * I), dxp(M * d), dwt(M);
-#pragma omp parallel for schedule(static)
-    for (int64_t m = 0; m < M; m++) std::memcpy(dyp.data() + m * d, recv_.data() + L.to_recv[m] * d, d * sizeof(float));
-    const auto blocks = source_blocks(L);
+    if (!overlap_) self_work();
     for (const block& b : blocks)
-        cpu::linear_bwd_data(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, w2[first + b.j], b.n, I, d);
-        // as cpu::moe_experts_backward: dweight = dh·h; dh ← w·dh; dyp ← w·dyp
-#pragma omp parallel for schedule(static)
-    for (int64_t m = 0; m < M; m++) {
-        const float wr = L.w[m];
-        float* g = dh.data() + m * I;
-        const float* hr = L.h.data() + m * I;
-        float acc = 0.0f;
-#pragma omp simd reduction(+ : acc)
-        for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
-        dwt[m] = acc;
-#pragma omp simd
-        for (int64_t i = 0; i < I; i++) g[i] *= wr;
-        float* gy = dyp.data() + m * d;
-#pragma omp simd
-        for (int64_t i = 0; i < d; i++) gy[i] *= wr;
-    }
-    cpu::swiglu_backward(da13.data(), dh.data(), L.a13.data(), M, I, limit);
+        if (b.q != me) block_data(b);
     // weight gradients: each source's contribution computed on its own and added in source order (the order in
     // which one process sums its micro-batches' gradients)
     std::vector<float> t2((size_t)d * I), t13((size_t)2 * I * d);
@@ -256,21 +334,29 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     for (const block& b : blocks) {
         float* g2 = dw2[first + b.j];
         float* g13 = dw13[first + b.j];
-        if (!started[b.j]) {
+        const float* a2 = t2.data();
+        const float* a13 = t13.data();
+        if (b.q == me) {
+            a2 = s2[b.j].data();
+            a13 = s13[b.j].data();
+        } else if (!started[b.j]) {
             cpu::linear_bwd_weight(g2, dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
             cpu::linear_bwd_weight(g13, da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
             started[b.j] = true;
+            continue;
         } else {
             std::fill(t2.begin(), t2.end(), 0.0f);
             std::fill(t13.begin(), t13.end(), 0.0f);
             cpu::linear_bwd_weight(t2.data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
             cpu::linear_bwd_weight(t13.data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
-            for (size_t i = 0; i < t2.size(); i++) g2[i] += t2[i];
-            for (size_t i = 0; i < t13.size(); i++) g13[i] += t13[i];
         }
-        cpu::linear_bwd_data(dxp.data() + b.r0 * d, da13.data() + b.r0 * 2 * I, w13[first + b.j], b.n, d, 2 * I);
+        // g += a (the first block of an expert: g is zero, so g = a exactly as if computed into g)
+        for (size_t i = 0; i < t2.size(); i++) g2[i] += a2[i];
+        for (size_t i = 0; i < t13.size(); i++) g13[i] += a13[i];
+        started[b.j] = true;
     }
-    // the backward of dispatch is a combine: input-row gradients and routing-weight gradients go back
+    // the backward of dispatch is a combine: input-row gradients and routing-weight gradients go back, while the
+    // shared expert's backward runs
     back_.resize(M * width);
 #pragma omp parallel for schedule(static)
     for (int64_t m = 0; m < M; m++) {
@@ -279,6 +365,7 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     }
     std::vector<float> got(NK * width), rows(NK * d);
     handle c = start_combine(ep_, L.route, back_.data(), got.data(), width);
+    if (overlap_) run_overlapped(c, overlap, nullptr, none);
     wait(c);
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < NK; r++) {

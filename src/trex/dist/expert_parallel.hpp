@@ -73,9 +73,14 @@ class expert_parallel : public expert_dispatcher {
     // Rows of one local expert from one source rank, in the expert-major layout (source order inside an expert).
     struct block {
         int j = 0;  // local expert
+        int q = 0;  // source rank
         int64_t r0 = 0, n = 0;
     };
     std::vector<block> source_blocks(const layer_state& L) const;
+    // Rows this rank sends to itself, per local expert j: the first row in send_ of (me, j) and the count. They are
+    // known before any exchange, so their expert work runs while the other ranks' rows travel.
+    int64_t self_row(const ep_route& route, int j) const;
+    int64_t self_rows(const ep_route& route, int j) const;
     void wait(handle& h);
     // Runs `work` while a helper thread progresses `first`, then (if given) starts `then`, which sets `second`, and
     // progresses that too.

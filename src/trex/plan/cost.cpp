@@ -150,6 +150,7 @@ plan_setup setup_from_json(const jreader& r) {
                   "dispatch_dtype",
                   "ep_overlap",
                   "tp_overlap",
+                  "dp_overlap",
                   "flops_convention",
                   "causal"});
     plan_setup s;
@@ -174,6 +175,7 @@ plan_setup setup_from_json(const jreader& r) {
     s.dispatch_dtype = r.choice("dispatch_dtype", s.dispatch_dtype, {"bf16", "fp8"});
     s.ep_overlap = r.boolean("ep_overlap", s.ep_overlap);
     s.tp_overlap = r.boolean("tp_overlap", s.tp_overlap);
+    s.dp_overlap = r.boolean("dp_overlap", s.dp_overlap);
     s.convention.name = r.choice("flops_convention", "megatron", {"megatron", "deepseek"});
     s.convention.causal = r.boolean("causal", true);
     return s;
@@ -328,8 +330,10 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     double ep_time_per_token = 0;
     if (m.n_experts > 0 && l.ep > 1) {
         const double h = m.hidden, k = m.topk;
-        const double b_disp = (s.dispatch_dtype == "fp8" ? 1.0 + 4.0 / 128 : 2.0) * h;
-        const double bytes_round = b_disp + 2 * h + 2 * h + 2 * h;  // fwd dispatch+combine, bwd the two (bf16)
+        // fwd dispatch+combine, bwd the two (bf16; fp32 everywhere when the precision is fp32)
+        const double w = s.precision == "fp32" ? 4.0 : 2.0;
+        const double b_disp = s.precision == "fp32" ? 4.0 * h : (s.dispatch_dtype == "fp8" ? 1.0 + 4.0 / 128 : 2.0) * h;
+        const double bytes_round = b_disp + 3 * w * h;
         const double md = std::clamp((double)dom / l.etp, 1.0, (double)l.ep);
         const double ndom = std::ceil(l.ep / md);
         double out_copies = 0, in_copies = 0;
@@ -440,6 +444,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     const double usable = hw.hbm_GB * GB * (1 - cal.reserve_fraction) - hw.hbm_reserved_GB * GB;
     r.usable_GB = usable / GB;
     const double grad_b = s.grad_dtype == "fp32" ? 4 : 2;
+    const double work_b = s.precision == "fp32" ? 4 : 2;  // working copy of the weights (all-gathered by ZeRO-1)
     const double mom_b = s.moment_dtype == "fp32" ? 4 : 2;
     double t_mb_max = 0, opt_max = 0, swap_max = 0, dp_max = 0;
     double hw_flops_sum = 0;
@@ -528,7 +533,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         // DP gradient reduce-scatter + parameter all-gather (ZeRO-1), or all-reduce
         auto dp_bytes = [&](double params, double n) {
             if (n <= 1) return 0.0;
-            return s.zero1 ? (n - 1) / n * params * (grad_b + 2) : 2 * (n - 1) / n * params * grad_b;
+            return s.zero1 ? (n - 1) / n * params * (grad_b + work_b) : 2 * (n - 1) / n * params * grad_b;
         };
         const double n_dense = (double)r.dp * l.cp;
         const double t_dp_dev = ring_time(dp_bytes(p_dense + p_embed, n_dense), (int)n_dense, t_dp) +
@@ -536,7 +541,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         dp_max = std::max(dp_max, t_dp_dev);
         // optimizer step: memory-bound update of the local shard (+ Newton–Schulz for Muon)
         const double p_shard = p_dense_opt + p_exp_opt + p_embed_opt;
-        const double upd_bytes = p_shard * (grad_b + 2 * 4 + 2 * 2 * mom_b + 2);
+        const double upd_bytes = p_shard * (grad_b + 2 * 4 + 2 * 2 * mom_b + work_b);
         double t_opt = upd_bytes / mem_rate;
         if (s.optimizer == "muon") t_opt += ns / (s.zero1 ? std::max(1.0, (double)r.edp) : 1.0) / bf16_rate;
         opt_max = std::max(opt_max, t_opt);
@@ -563,7 +568,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     r.t_bubble = bubble;
     r.t_pipeline = (double)mb * t_mb_max + bubble;
     r.t_dp = dp_max;
-    r.t_dp_exposed = dp_max * (1 - cal.background_overlap);
+    r.t_dp_exposed = s.dp_overlap ? dp_max * (1 - cal.background_overlap) : dp_max;
     r.t_optimizer = opt_max;
     r.t_swap = swap_max;
     r.t_step = r.t_pipeline + r.t_dp_exposed + r.t_optimizer + r.t_swap;

@@ -36,7 +36,8 @@ struct plan_setup {
     int64_t seq_len = 4096;
     int64_t global_batch = 1024;         // sequences per step
     int micro_batch = 1;                 // sequences per micro-batch
-    std::string precision = "bf16";      // GEMM precision: bf16, fp16, fp8 (attention core stays 16-bit)
+    std::string precision = "bf16";      // GEMM precision: bf16, fp16, fp8 (attention core stays 16-bit); fp32: every
+                                         // working copy and communication payload is fp32 too (our CPU engine)
     std::string optimizer = "adamw";     // adamw or muon (Muon: matrices, one momentum; AdamW for the rest)
     bool zero1 = true;                   // distributed optimizer: state sharded over DP (dense) and EDP (experts)
     bool shard_grads = false;            // ZeRO-2 / FSDP: main gradients sharded the same way
@@ -56,6 +57,9 @@ struct plan_setup {
     std::string dispatch_dtype = "bf16";   // dispatch payload: bf16 or fp8 (combine is bf16)
     bool ep_overlap = false;               // 1F1B A2A overlap / moe-fb-overlap (DualPipe/DualPipeV imply it)
     bool tp_overlap = false;               // TP comm overlap (MC2 / userbuffers)
+    // DP gradient reduce-scatter / parameter all-gather hidden behind compute (calibration background_overlap);
+    // false for an engine that reduces after the backward (ours on CPU, docs/distributed.md §3)
+    bool dp_overlap = true;
     flops_convention convention;           // for MFU and TFLOPS/device
 };
 
