@@ -4,7 +4,7 @@
 //   trex plan [--run FILE] [--model M --hardware H --devices N] [layout and setup options] [--json]
 //   trex plan search --model M --hardware H --devices N [setup options] [--top N] [--json]
 //   trex plan validate [--points FILE] [--json]
-//   trex plan calibrate --bench FILE [--bandwidth FILE] --out FILE
+//   trex plan calibrate --bench FILE --bandwidth FILE --out FILE
 //   trex plan compare --measured FILE --hardware FILE [--model CONFIG] [--json]
 //
 // Models: configs/plan/<name>.json or a DeepSeek-V4 config.json; hardware: configs/hardware/<name>.json; the
@@ -202,30 +202,27 @@ void run_validate(const plan_args& a) {
 }
 
 // Writes a hardware profile of this machine from measurements: `trex bench step --json` (measured FMA peak and
-// oneDNN sgemm rate) and optionally a bandwidth file {"intra_gbps", "inter_gbps", "node_size", "hbm_gbps",
-// "memory_gb"} (e.g. from MPI ping-pong / all-to-all benchmarks once distributed training exists).
+// oneDNN sgemm rate) and the bandwidth file of `mpirun -n 2 trex bench comm --out FILE` ({"intra_gbps",
+// "inter_gbps", "node_size", "hbm_gbps", "memory_gb", "latency_us"}; a hand-written file works too).
 void run_calibrate(const plan_args& a) {
     TREX_CHECK(!a.bench.empty(), "--bench FILE (the output of `trex bench step --json`) is required");
+    TREX_CHECK(!a.bandwidth.empty(),
+               "--bandwidth FILE (the output of `mpirun -n 2 trex bench comm --out FILE`) is required");
     TREX_CHECK(!a.out.empty(), "--out FILE is required");
     const json b = read_json_file(a.bench);
     const jreader br(b, a.bench);
     const double peak = br.num_req("peak_gflops", 1e-6, 1e12);
     const double sgemm = br.num_req("sgemm_gflops", 1e-6, 1e12);
-    double intra = 10, inter = 1, hbm = 20, mem = 16, latency = 1;
-    int node = 1;
-    std::string bw_source = "no bandwidth file: placeholder link numbers (intra 10 GB/s, inter 1 GB/s)";
-    if (!a.bandwidth.empty()) {
-        const json bj = read_json_file(a.bandwidth);
-        const jreader r(bj, a.bandwidth);
-        r.check_keys({"intra_gbps", "inter_gbps", "node_size", "hbm_gbps", "memory_gb", "latency_us", "measured"});
-        intra = r.num_req("intra_gbps", 1e-6, 1e9);
-        inter = r.num_req("inter_gbps", 1e-6, 1e9);
-        node = (int)r.integer("node_size", 1, 1, 1 << 20);
-        hbm = r.num("hbm_gbps", hbm, 1e-6, 1e9);
-        mem = r.num("memory_gb", mem, 1e-6, 1e9);
-        latency = r.num("latency_us", latency, 0, 1e6);
-        bw_source = "bandwidths from " + a.bandwidth;
-    }
+    const json bj = read_json_file(a.bandwidth);
+    const jreader r(bj, a.bandwidth);
+    r.check_keys({"intra_gbps", "inter_gbps", "node_size", "hbm_gbps", "memory_gb", "latency_us", "measured"});
+    const double intra = r.num_req("intra_gbps", 1e-6, 1e9);
+    const double inter = r.num_req("inter_gbps", 1e-6, 1e9);
+    const int node = (int)r.integer("node_size", 1, 1, 1 << 20);
+    const double hbm = r.num_req("hbm_gbps", 1e-6, 1e9);
+    const double mem = r.num_req("memory_gb", 1e-6, 1e9);
+    const double latency = r.num("latency_us", 1.0, 0, 1e6);
+    const std::string bw_source = "bandwidths from " + a.bandwidth;
     nlohmann::ordered_json h;
     h["name"] = a.name;
     h["unit"] = "CPU rank";
@@ -240,7 +237,7 @@ void run_calibrate(const plan_args& a) {
     h["node_size"] = node;
     h["tiers"] = nlohmann::ordered_json::array(
         {{{"name", "intra"}, {"size", node}, {"bw_gbps", intra}, {"latency_us", latency}, {"efficiency", 1.0}},
-         {{"name", "inter"}, {"size", 0}, {"bw_gbps", inter}, {"latency_us", a.bandwidth.empty() ? 10.0 : latency}, {"efficiency", 1.0}}});
+         {{"name", "inter"}, {"size", 0}, {"bw_gbps", inter}, {"latency_us", latency}, {"efficiency", 1.0}}});
     h["efficiency"] = {{"gemm", std::min(1.0, sgemm / peak)}, {"memory", 1.0}};
     hardware_from_json(nlohmann::json::parse(h.dump()), a.out);  // self-check
     write_file_atomic(a.out, h.dump(2) + "\n");
@@ -290,7 +287,7 @@ void register_plan(CLI::App& app) {
     auto c = std::make_shared<plan_args>();
     CLI::App* cal = plan->add_subcommand("calibrate", "write a hardware profile of this machine from measurements");
     cal->add_option("--bench", c->bench, "output of `trex bench step --json`")->required();
-    cal->add_option("--bandwidth", c->bandwidth, "JSON {intra_gbps, inter_gbps, node_size, hbm_gbps, memory_gb}");
+    cal->add_option("--bandwidth", c->bandwidth, "output of `mpirun -n 2 trex bench comm --out FILE`")->required();
     cal->add_option("--out", c->out, "hardware profile to write")->required();
     cal->add_option("--name", c->name, "profile name")->capture_default_str();
     cal->callback([c]() { run_calibrate(*c); });
