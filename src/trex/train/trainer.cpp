@@ -125,7 +125,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
     TREX_CHECK(cfg.tp == 1, "--tp {}: tensor parallelism is not implemented in this build (docs/distributed.md)",
                cfg.tp);
-    // pipeline parallelism: this rank's model chunks and the schedule (docs/distributed.md §5)
+    // pipeline parallelism: this rank's model chunks and the schedule (docs/distributed.md §8)
     const bool pipelined = dc.mesh.pp > 1;
     TREX_CHECK(pipelined || (cfg.pp_virtual == 1 && cfg.pp_layers.empty()),
                "dist.pp_virtual and dist.pp_layers need --pp above 1 (got --pp {})", dc.mesh.pp);
@@ -338,6 +338,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
                 for (size_t l = 0; l < r.expert_load.size(); l++)
                     for (size_t e = 0; e < r.expert_load[l].size(); e++) load[l][e] += r.expert_load[l][e];
         }
+        // pipelined: every rank of a pipeline gets the whole model's losses of its micro-batches (the all-gather below
+        // reads them from the first stage's ranks) and its own blocks' expert loads (summed over the world below)
         if (pipe) pipe->run(pipe_batches, so, mine, load);
         if (cfg.grad_accum > 1)
             std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
