@@ -22,6 +22,10 @@ void register_bench_dist(CLI::App* bench) {
         ->capture_default_str();
     cmd->add_option("--ep", o->eps, "EP sizes to run (default: 1 and every size the world and experts allow)");
     cmd->add_option("--tp", o->tps, "TP sizes to run as well, with ep 1 (default: none)");
+    cmd->add_option("--pp", o->pps, "pipeline sizes to run, 1F1B and interleaved (default: the world size)");
+    cmd->add_option("--micro", o->micro, "micro-batches per step and pipeline (pipeline layouts)")
+        ->capture_default_str();
+    cmd->add_option("--pp-layers", o->pp_layers, "blocks per stage for an extra 1F1B row (like dist.pp_layers)");
     auto json = std::make_shared<bool>(false);
     auto out = std::make_shared<std::string>();
     cmd->add_flag("--json", *json, "print one JSON object (the input of `trex plan compare`)");

@@ -4,9 +4,11 @@
 #   kill: SIGKILL rank 1 (a dead peer: mpirun reports the rank and the signal and ends the job);
 #   hang: SIGSTOP rank 1 (a hung peer: rank 0's wait times out after dist.timeout and aborts the job naming the
 #         operation that did not complete).
-# Usage: dist_kill_rank.sh TREX SOURCE_DIR WORKDIR kill|hang. Exit 77 (skipped) when mpirun is absent.
+# Usage: dist_kill_rank.sh TREX SOURCE_DIR WORKDIR kill|hang [trex train flags; default --ep 2]. Exit 77 (skipped)
+# when mpirun is absent.
 set -euo pipefail
-trex="$1"; src="$2"; work="$3"; mode="$4"
+trex="$1"; src="$2"; work="$3"; mode="$4"; shift 4
+flags=("$@"); [ ${#flags[@]} -gt 0 ] || flags=(--ep 2)
 command -v mpirun > /dev/null || { echo "mpirun not found: skipped"; exit 77; }
 rm -rf "$work"; mkdir -p "$work"
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -14,7 +16,7 @@ timeout_s=10
 bound=$((timeout_s + 50))
 mpirun -n 2 --oversubscribe --bind-to none "$trex" train --set "model.config=\"$src/configs/v4-micro.json\"" \
   --set data.batch=2 --set data.seq=64 --set checkpoint.every=0 --set log.report=false \
-  --set dist.timeout=$timeout_s --ep 2 --steps 100000 --out "$work/run" > "$work/log" 2>&1 &
+  --set dist.timeout=$timeout_s "${flags[@]}" --steps 100000 --out "$work/run" > "$work/log" 2>&1 &
 launcher=$!
 victim=""; survivor=""
 for _ in $(seq 1 1200); do

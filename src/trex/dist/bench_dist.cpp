@@ -12,6 +12,7 @@
 #include "trex/dist/context.hpp"
 #include "trex/dist/expert_parallel.hpp"
 #include "trex/dist/tensor_parallel.hpp"
+#include "trex/dist/pipeline_runner.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
 #include "trex/train/synthetic_batch.hpp"
@@ -86,6 +87,75 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
     return r;
 }
 
+// A pipeline layout: pp stages (dp = world / pp), `micro` micro-batches per step through the schedule, then the
+// ZeRO-1 gradient reduction and optimizer inside each stage.
+dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int pp, pp_schedule_kind kind, int v,
+                              const std::vector<int>& layers, const dist_bench_options& opt) {
+    dist_context dc(world, {1, pp, 1}, mc);
+    dsv4_model model(mc);
+    param_store& P = model.params();
+    P.init(7);
+    const pipeline_layout pl = make_pipeline_layout(mc, kind, pp, v, dc.mesh.pp_rank, layers);
+    optim_config oc;
+    zero_optimizer zo(P, oc, world, dc.replica_groups(P, [&pl](const tensor_spec& s) { return pl.holds(s); }));
+    pipeline_runner runner(model, world, dc.mesh, pl, nullptr);
+    std::vector<synthetic_batch> batches;
+    std::vector<batch_view> views;
+    for (int k = 0; k < opt.micro; k++)
+        batches.push_back(make_synthetic_batch(opt.batch, opt.seq, mc.vocab_size, 100 + k * dc.mesh.dp + dc.mesh.dp_rank));
+    for (const auto& b : batches) views.push_back(b.view());
+    step_options so;
+    so.loss_scale = 1.0 / opt.micro;
+    std::vector<double> step_t, exposed_t, pipe_t, bubble_t, sync_t;
+    for (int s = 0; s < opt.warmup + opt.steps; s++) {
+        world.barrier();
+        const double t0 = now_seconds();
+        P.zero_grads();
+        runner.run(views, so, nullptr);
+        const double w1 = world.stats.wait_seconds + dc.stage_comm->stats.wait_seconds;
+        zo.reduce_gradients();
+        const double gn = zo.grad_norm();
+        zo.step(1e-4, gn);
+        const double t1 = now_seconds();
+        const double sync = world.stats.wait_seconds + dc.stage_comm->stats.wait_seconds - w1;
+        // the pipeline's time is the slowest rank's (every rank starts after the barrier); a rank's bubble is the
+        // part of it in which it did not compute: waiting for a neighbour, or done while the pipeline drains
+        double T = runner.run_seconds();
+        world.all_reduce(&T, 1, dtype::f64, reduce_op::max);
+        if (s < opt.warmup) continue;
+        step_t.push_back(t1 - t0);
+        pipe_t.push_back(T);
+        bubble_t.push_back(1.0 - (runner.run_seconds() - runner.wait_seconds()) / T);
+        sync_t.push_back(sync);
+        exposed_t.push_back(sync + runner.wait_seconds());
+    }
+    double mx[5] = {median(step_t), median(exposed_t), median(sync_t), median(pipe_t), median(bubble_t)};
+    const double my_bubble = mx[4];
+    std::vector<double> per_rank(world.size());
+    world.all_gather(&my_bubble, per_rank.data(), std::vector<int64_t>(world.size(), 1), dtype::f64);
+    world.all_reduce(mx, 5, dtype::f64, reduce_op::max);
+    double mean_bubble = 0;
+    for (double b : per_rank) mean_bubble += b;
+    dist_bench_row r;
+    r.layout = dc.mesh.layout();
+    r.pipelined = true;
+    r.tp = dc.mesh.tp, r.pp = dc.mesh.pp, r.dp = dc.mesh.dp, r.ep_size = dc.mesh.ep;
+    r.schedule = kind == pp_schedule_kind::interleaved ? "interleaved" : "1F1B";
+    r.v = v;
+    r.micro = opt.micro;
+    r.step = mx[0];
+    r.exposed = mx[1];
+    r.compute = mx[0] - mx[1];
+    r.sync_exposed = mx[2];
+    r.pipeline = mx[3];
+    r.bubble_max = mx[4];
+    r.bubble_rank = per_rank;
+    for (size_t c = 0; c < pl.blocks.size(); c++) r.split += fmt::format("{}{}", c ? "+" : "", pl.blocks[c]);
+    r.bubble = mean_bubble / world.size();
+    r.bubble_theory = theoretical_bubble(kind, pp, v, opt.micro);
+    return r;
+}
+
 }  // namespace
 
 std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench_options& opt) {
@@ -96,6 +166,8 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
     if (eps.empty())
         for (int ep = 1; ep <= world.size(); ep++)
             if (world.size() % ep == 0 && mc.n_routed_experts % ep == 0) eps.push_back(ep);
+    std::vector<int> pps = opt.pps;
+    if (pps.empty() && world.size() > 1 && mc.n_layers() >= world.size()) pps.push_back(world.size());
     // the layouts run in turn, `rounds` times (so that a burst of load on a shared machine hits them alike); each
     // row is the median over the rounds of the per-round medians
     std::vector<std::vector<dist_bench_row>> runs;
@@ -111,6 +183,13 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
         }
         for (int tp : opt.tps)
             if (tp > 1) rows.push_back(bench_layout(world, mc, tp, 1, false, opt));
+        for (int pp : pps) {
+            rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::one_f_one_b, 1, {}, opt));
+            if (!opt.pp_layers.empty())
+                rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::one_f_one_b, 1, opt.pp_layers, opt));
+            if (mc.n_layers() >= 2 * pp && opt.micro % pp == 0)
+                rows.push_back(bench_pipeline(world, mc, pp, pp_schedule_kind::interleaved, 2, {}, opt));
+        }
         runs.push_back(rows);
     }
     std::vector<dist_bench_row> rows = runs[0];
@@ -126,6 +205,14 @@ std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench
         rows[i].ep_exposed = med(&dist_bench_row::ep_exposed);
         rows[i].sync_exposed = med(&dist_bench_row::sync_exposed);
         rows[i].tp_exposed = med(&dist_bench_row::tp_exposed);
+        rows[i].pipeline = med(&dist_bench_row::pipeline);
+        rows[i].bubble = med(&dist_bench_row::bubble);
+        rows[i].bubble_max = med(&dist_bench_row::bubble_max);
+        for (size_t q = 0; q < rows[i].bubble_rank.size(); q++) {
+            std::vector<double> v;
+            for (const auto& r : runs) v.push_back(r[i].bubble_rank[q]);
+            rows[i].bubble_rank[q] = median(v);
+        }
     }
     return rows;
 }
@@ -142,7 +229,8 @@ std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, 
     j["optimizer"] = "muon";  // the run's default optim_config: Muon + AdamW, ZeRO-1
     j["omp_threads"] = omp_get_max_threads();
     nlohmann::ordered_json a = nlohmann::ordered_json::array();
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
+        if (r.pipelined) continue;  // pipeline rows (bubble, micro-batches) are in the table only
         a.push_back({{"layout", r.layout},
                      {"tp", r.tp},
                      {"pp", r.pp},
@@ -155,6 +243,7 @@ std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, 
                      {"ep_exposed_s", r.ep_exposed},
                      {"tp_exposed_s", r.tp_exposed},
                      {"sync_exposed_s", r.sync_exposed}});
+    }
     j["rows"] = a;
     return j.dump(2) + "\n";
 }
@@ -167,13 +256,34 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
     s += "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | TP all-reduce "
          "ms | grad sync ms |\n";
     s += "|---|---|---:|---:|---:|---:|---:|---:|\n";
-    for (const auto& r : rows)
+    for (const auto& r : rows) {
+        if (r.pipelined) continue;
         s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", r.layout,
                          r.ep ? (r.overlap ? "on" : "off") : "-", r.step * 1e3, r.compute * 1e3, r.exposed * 1e3,
                          r.ep_exposed * 1e3, r.tp_exposed * 1e3, r.sync_exposed * 1e3);
+    }
+    bool any_pp = false;
+    for (const auto& r : rows) any_pp = any_pp || r.pipelined;
+    if (any_pp) {
+        s += "\nPipeline layouts: forward-backward = the slowest rank's time through the schedule; a rank's bubble = "
+             "the share of it in which the rank did not compute (waiting for a neighbour's activation or gradient, or "
+             "done while the pipeline drains); theory (pp-1)/(m+pp-1) for 1F1B, (pp-1)/(v*m+pp-1) interleaved, for "
+             "stages of equal cost\n\n";
+        s += "| layout | schedule | blocks per chunk | v | m | step ms | forward-backward ms | grad sync ms | "
+             "bubble per rank | bubble mean | bubble theory |\n";
+        s += "|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n";
+        for (const auto& r : rows) {
+            if (!r.pipelined) continue;
+            std::string per;
+            for (size_t q = 0; q < r.bubble_rank.size(); q++) per += fmt::format("{}{:.3f}", q ? " " : "", r.bubble_rank[q]);
+            s += fmt::format("| {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {:.3f} | {:.3f} |\n", r.layout,
+                             r.schedule, r.split, r.v, r.micro, r.step * 1e3, r.pipeline * 1e3, r.sync_exposed * 1e3,
+                             per, r.bubble, r.bubble_theory);
+        }
+    }
     for (size_t i = 0; i + 1 < rows.size(); i++)
         if (rows[i].ep && !rows[i].overlap && rows[i + 1].ep && rows[i + 1].overlap &&
-            rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
+            !rows[i].pipelined && rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
             s += fmt::format("\n{}: exposed EP time with overlap on / off = {:.2f}", rows[i].layout,
                              rows[i + 1].ep_exposed / rows[i].ep_exposed);
     s += "\n";

@@ -18,12 +18,24 @@ struct dist_bench_options {
     int rounds = 3;        // every layout runs once per round; rows are medians over the rounds
     std::vector<int> eps;  // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
     std::vector<int> tps;  // TP sizes > 1 to run, each with ep 1 (empty: none)
+    std::vector<int> pps;  // pipeline sizes to run (empty: the world size when it is > 1 and the layers allow)
+    int micro = 4;         // micro-batches per step and pipeline (pipeline layouts)
+    std::vector<int> pp_layers;  // blocks per stage for the 1F1B rows (empty: balanced), as dist.pp_layers
 };
 
 struct dist_bench_row {
     std::string layout;
     int tp = 1, pp = 1, dp = 1, ep_size = 1;  // the mesh (ep_size: routed experts split over this many ranks)
     bool ep = false, overlap = false;
+    // pipeline layouts: schedule, chunks per rank, micro-batches; pipeline = the slowest rank's forward-backward
+    // seconds; a rank's bubble = the share of those in which it did not compute (waiting for a neighbour's
+    // activation or gradient, or finished while the pipeline drains); mean and max over the ranks, and the theory
+    bool pipelined = false;
+    std::string schedule;
+    int v = 1, micro = 0;
+    double pipeline = 0, bubble = 0, bubble_max = 0, bubble_theory = 0;
+    std::vector<double> bubble_rank;  // per rank
+    std::string split;                // blocks per model chunk, "2+2"
     // medians over the timed steps of the slowest rank, seconds
     double step = 0, compute = 0, exposed = 0, ep_exposed = 0, tp_exposed = 0, sync_exposed = 0;
 };

@@ -11,6 +11,7 @@ dist_context::dist_context(communicator& w, const mesh_spec& spec, const model_c
     edp_comm = w.split(mesh.pp_rank * mesh.ep + mesh.ep_rank, mesh.edp_rank);
     tp_comm = w.split(mesh.pp_rank * mesh.dp + mesh.dp_rank, mesh.tp_rank);
     dp_comm = w.split(mesh.pp_rank * mesh.tp + mesh.tp_rank, mesh.dp_rank);
+    stage_comm = w.split(mesh.pp_rank, mesh.dp_rank * mesh.tp + mesh.tp_rank);
     TREX_ASSERT(ep_comm->size() == mesh.ep && edp_comm->size() == mesh.edp);
     TREX_ASSERT(tp_comm->size() == mesh.tp && dp_comm->size() == mesh.dp);
 }
@@ -20,11 +21,13 @@ bool dist_context::holds_expert(const model_config& cfg, int e) const {
     return e >= first && e < first + mesh.expert_count(cfg);
 }
 
-std::vector<replica_group> dist_context::replica_groups(const param_store& p) const {
-    replica_group dense{world, {}}, experts{edp_comm.get(), {}};
+std::vector<replica_group> dist_context::replica_groups(const param_store& p,
+                                                       const std::function<bool(const tensor_spec&)>& held) const {
+    replica_group dense{mesh.pp > 1 ? stage_comm.get() : world, {}}, experts{edp_comm.get(), {}};
     for (size_t i = 0; i < p.specs.size(); i++) {
         const tensor_spec& s = p.specs[i];
         if (s.role != tensor_role::weight) continue;
+        if (held && !held(s)) continue;
         if (s.expert < 0 || mesh.ep == 1)
             dense.tensors.push_back((int)i);
         else if (holds_expert(p.cfg, s.expert))

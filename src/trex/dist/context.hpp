@@ -2,6 +2,7 @@
 // and which tensors this rank holds and with whom it shares them (docs/distributed.md).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct dist_context {
     std::unique_ptr<communicator> edp_comm;  // the ranks holding my experts (expert gradient reduction), size edp
     std::unique_ptr<communicator> tp_comm;   // the TP ranks sharing my micro-batches (tensor parallelism), size tp
     std::unique_ptr<communicator> dp_comm;   // the DP ranks of my TP index and stage (losses, loads), size dp
+    std::unique_ptr<communicator> stage_comm;  // the tp·dp ranks of my pipeline stage (dense ZeRO group under PP)
 
     dist_context(communicator& world, const mesh_spec& spec, const model_config& cfg);
 
@@ -26,8 +28,10 @@ struct dist_context {
     bool holds_expert(const model_config& cfg, int e) const;
     // The replica groups of ZeRO-1: the dense tensors (and, without EP, the experts) on the world (under TP too:
     // tp_group::drop_replicated_gradients makes the sum over all ranks count every micro-batch once); with EP, this
-    // rank's experts on edp_comm. Experts held elsewhere are in no group.
-    std::vector<replica_group> replica_groups(const param_store& p) const;
+    // rank's experts on edp_comm. Experts held elsewhere are in no group. With pipeline parallelism the dense group is
+    // the stage (stage_comm: its tp·dp ranks) and only the tensors `held` says this stage holds are in a group.
+    std::vector<replica_group> replica_groups(const param_store& p,
+                                              const std::function<bool(const tensor_spec&)>& held = {}) const;
 };
 
 }  // namespace trex::dist

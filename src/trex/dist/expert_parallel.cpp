@@ -152,7 +152,7 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
     const int64_t NK = N * K, width = d + 1;
     const int P = experts_per_rank_, first = ep_.rank() * P, me = ep_.rank();
     cpu::moe_build_permutation(st, sel, N, E, K);
-    layer_state& L = layers_[layer];
+    layer_state& L = layers_[{slot_, layer}];
     L.route = route_of(st.expert_offset, ep_.size(), P);
     // dispatch: expert-sorted rows of x with their routing weight in the last column
     send_.resize(NK * width);
@@ -260,7 +260,7 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     (void)x, (void)weight, (void)E;
     const int64_t NK = N * K, width = d + 1;
     const int P = experts_per_rank_, first = ep_.rank() * P, me = ep_.rank();
-    auto it = layers_.find(layer);
+    auto it = layers_.find({slot_, layer});
     TREX_ASSERT(it != layers_.end());
     layer_state& L = it->second;
     const int64_t M = L.route.received();

@@ -53,6 +53,8 @@ class expert_parallel : public expert_dispatcher {
                   const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
                   const std::function<void()>& overlap) override;
 
+    void select_slot(int slot) override { slot_ = slot; }
+
     bool overlap() const { return overlap_; }
     void set_overlap(bool on) { overlap_ = on; }
     // Seconds blocked waiting for dispatch/combine (exposed EP communication) since the last reset.
@@ -89,7 +91,8 @@ class expert_parallel : public expert_dispatcher {
     int experts_per_rank_ = 1;
     bool overlap_ = true;
     double exposed_ = 0;
-    std::map<int, layer_state> layers_;
+    int slot_ = 0;
+    std::map<std::pair<int, int>, layer_state> layers_;  // by (slot, layer)
     std::vector<float> send_, recv_, back_;
 };
 

@@ -57,7 +57,22 @@ struct step_result {
     int64_t n_lm = 0, n_mtp = 0;
     // tokens routed to each expert, per MoE layer (blocks 0..L-1, then MTP): [layer][E]
     std::vector<std::vector<int64_t>> expert_load;
+    // per block (0..L-1, then MTP): balance and indexer loss; a pipeline stage fills only its own blocks
+    std::vector<double> block_bal, block_idx;
     step_profile profile;  // filled when step_options::profile
+};
+
+// Completes a result from its parts: bal = Σ block_bal and idx = Σ block_idx over the L blocks (block order, from
+// 0), loss = lm + λ_mtp·mtp + bal + λ_idx·idx. step() ends with it; pipeline parallelism calls it on the stages'
+// parts gathered per micro-batch, which gives the single-process numbers bit for bit.
+void finish_step_result(step_result& r, const step_options& opts, int n_layers);
+
+// A contiguous part of the model for pipeline parallelism (docs/distributed.md): blocks [first, last). The stage
+// with first == 0 embeds the tokens; the one with last == L runs hc_head/norm/head, the LM loss and the MTP block
+// with its loss (the MTP block uses the shared embedding and head). What crosses stages is the 4-stream mHC state
+// [N,n,d] and, backwards, its gradient.
+struct stage_range {
+    int first = 0, last = 0;
 };
 
 // Adds the wall time of its scope to a profile section (does nothing when the profile is null).
@@ -149,6 +164,27 @@ class expert_dispatcher {
                           const cpu::moe_state& st, const float* x, const float* weight, const float* const* w13,
                           const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
                           const std::function<void()>& overlap) = 0;
+    // Pipeline parallelism keeps several micro-batches in flight: what the dispatcher keeps from a layer's forward
+    // to its backward belongs to the selected slot (one per micro-batch and model chunk).
+    virtual void select_slot(int slot) { (void)slot; }
+};
+
+// What the main head and the MTP input/head keep from forward to backward (the last stage).
+struct head_acts {
+    std::vector<float> x, xn, xrstd, hmix, hrho;                // [N,d] [N,d] [N] [N,n] [N]: hc_head, norm
+    std::vector<float> en, erstd, hn, hrstd;                    // MTP input: [N,d] [N] [N,n,d] [N,n]
+    std::vector<float> x2, xn2, x2rstd, h2mix, h2rho;           // MTP head
+};
+
+// Everything a stage forward keeps for its backward (one micro-batch). Several micro-batches are in flight on a
+// pipeline stage: swap_state() exchanges the model's current state with one of these.
+struct forward_state {
+    stage_range range;
+    int64_t N = 0;
+    batch_geometry geo;
+    std::vector<block_acts> acts;
+    std::vector<float> hs, logits, mtp_logits, mtp_in;
+    head_acts head;
 };
 
 class dsv4_model {
@@ -164,7 +200,25 @@ class dsv4_model {
     const model_config& config() const { return params_.cfg; }
 
     // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
+    // The same as stage_forward + stage_backward over the whole model (one stage).
     step_result step(const batch_view& batch, const step_options& opts);
+
+    // Forward of blocks [r.first, r.last) for one micro-batch. h_in [N,n,d]: the state entering block r.first
+    // (unused on the first stage); h_out [N,n,d]: the state after block r.last-1 (unused on the last stage). Returns
+    // this stage's part of the result: lm/mtp on the last stage, block_bal/block_idx/expert_load of its blocks
+    // (finish_step_result() combines the parts). The activations stay in the model (see swap_state).
+    step_result stage_forward(const stage_range& r, const batch_view& batch, const step_options& opts,
+                              const float* h_in, float* h_out);
+    // Backward of the last stage_forward (same range, batch and options); parameter gradients accumulate.
+    // dh_out [N,n,d] = dL/d h_out (unused on the last stage); dh_in [N,n,d] = dL/d h_in (unused on the first).
+    // de_mtp [N,d], the gradient of the MTP block's embedding lookup: written by the last stage, read by the first
+    // (which adds it to embed.weight's gradient before its own lookup's, the single-process order); unused when one
+    // stage is both, or without MTP.
+    void stage_backward(const stage_range& r, const batch_view& batch, const step_options& opts, const float* dh_out,
+                        float* dh_in, float* de_mtp);
+    // Exchanges the activations of the last forward with `s` (pipeline parallelism: one state per micro-batch in
+    // flight). Buffers move, nothing is copied.
+    void swap_state(forward_state& s);
 
     // Aux-loss-free load balancing (docs/model.md §4, spec §2.8): after the optimizer step, every score-routed MoE
     // layer moves its selection bias by bias_e += gamma·sign(mean_load − load_e), load = result.expert_load.
@@ -213,16 +267,23 @@ class dsv4_model {
     std::pair<int64_t, int64_t> tp_token_range() const;  // [first, first + count) of the tokens this rank dispatches
 
     block_weights bind_block(int layer, bool grads);
+    void check_batch(const batch_view& batch, bool mtp) const;
+    void head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last);
+    void head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last, float* de_mtp);
 
     param_store params_;
     std::vector<block_weights> wblocks_, gblocks_;  // views into weights / grads for blocks 0..L (L = MTP)
     std::vector<block_acts> acts_;                  // per block (one shared entry under recompute)
-    std::vector<float> hs_;                         // [(L+2)·N·n·d] block boundary states (+ MTP output)
+    std::vector<float> hs_;  // [(last-first+2)·N·n·d] states entering blocks first..last (+ MTP output)
     std::vector<float> logits_out_, mtp_logits_out_;
     std::vector<float> logits_, mtp_logits_;  // [N,V] logits, turned into their gradients by the loss
     std::vector<float> mtp_in_;               // [N,n,d] input state of the MTP block
+    head_acts head_;                          // main head and MTP input/head activations
+    stage_range range_;                       // the range of the last stage_forward
+    std::vector<float> de_mtp_;               // [N,d] MTP embedding gradient when one stage holds both ends
     std::vector<int32_t> hash_sel_;           // [N,K] tid2eid rows of the step's tokens
-    step_profile* prof_ = nullptr;            // the running step's profile, when profiling
+    step_profile* prof_ = nullptr;            // &profile_ while profiling (step_options::profile)
+    step_profile profile_;                    // sections of the running step (cleared by a first-stage forward)
     expert_dispatcher* dispatcher_ = nullptr;
     tensor_parallel* tp_ = nullptr;
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).

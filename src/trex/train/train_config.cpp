@@ -28,7 +28,7 @@ const std::map<std::string, std::set<std::string>>& known_keys() {
         {"checkpoint", {"every", "keep_last"}},
         {"log", {"every", "report"}},
         {"guards", {"max_consecutive_skips", "spike_factor"}},
-        {"dist", {"tp", "pp", "ep", "timeout", "overlap"}},
+        {"dist", {"tp", "pp", "ep", "timeout", "overlap", "pp_schedule", "pp_virtual", "pp_layers"}},
     };
     return k;
 }
@@ -67,6 +67,16 @@ struct reader {
         get(sec, key, v);
         if (v < 0) type_error(sec, key, "a non-negative integer");
         out = (uint64_t)v;
+    }
+    void get(const std::string& sec, const std::string& key, std::vector<int>& out) const {
+        if (const auto* n = node(sec, key)) {
+            if (!n->is_array()) type_error(sec, key, "an array of integers");
+            out.clear();
+            for (const auto& e : *n->as_array()) {
+                if (!e.is_integer()) type_error(sec, key, "an array of integers");
+                out.push_back((int)e.as_integer()->get());
+            }
+        }
     }
     void get(const std::string& sec, const std::string& key, double& out) const {
         if (const auto* n = node(sec, key)) {
@@ -225,6 +235,9 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     r.get("dist", "ep", c.ep);
     r.get("dist", "timeout", c.dist_timeout);
     r.get("dist", "overlap", c.dist_overlap);
+    r.get("dist", "pp_schedule", c.pp_schedule);
+    r.get("dist", "pp_virtual", c.pp_virtual);
+    r.get("dist", "pp_layers", c.pp_layers);
 
     TREX_CHECK(c.mode == "cpt" || c.mode == "sft", "{}: key 'run.mode': must be 'cpt' or 'sft', got '{}'", source,
                c.mode);
@@ -251,6 +264,11 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
                source);
     TREX_CHECK(c.max_consecutive_skips >= 1, "{}: key 'guards.max_consecutive_skips': must be ≥ 1", source);
     TREX_CHECK(c.dist_timeout > 0, "{}: key 'dist.timeout': must be positive (seconds)", source);
+    TREX_CHECK(c.pp_schedule == "1f1b" || c.pp_schedule == "interleaved",
+               "{}: key 'dist.pp_schedule': \"1f1b\" or \"interleaved\", got \"{}\"", source, c.pp_schedule);
+    TREX_CHECK(c.pp_virtual >= 1, "{}: key 'dist.pp_virtual': must be at least 1", source);
+    TREX_CHECK(c.pp_schedule == "interleaved" || c.pp_virtual == 1,
+               "{}: key 'dist.pp_virtual' = {} needs dist.pp_schedule = \"interleaved\"", source, c.pp_virtual);
     for (size_t i = 0; i < c.sources.size(); i++)
         TREX_CHECK(c.sources[i].weight > 0, "{}: key 'data.sources[{}].weight': must be positive", source, i);
     return c;

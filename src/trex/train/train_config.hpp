@@ -63,6 +63,9 @@ struct train_config {
     int tp = 1, pp = 1, ep = 1;
     double dist_timeout = 300.0;  // seconds a collective may wait for a peer before the job is aborted
     bool dist_overlap = true;     // overlap the EP all-to-all with the shared expert
+    std::string pp_schedule = "1f1b";  // pipeline schedule: "1f1b" or "interleaved" (virtual stages)
+    int pp_virtual = 1;                // model chunks per pipeline rank (interleaved)
+    std::vector<int> pp_layers;        // blocks per model chunk (pp·pp_virtual entries); empty = balanced
 };
 
 // Parses `path` ("" = defaults only) and applies the overrides ("section.key=value"); validates.

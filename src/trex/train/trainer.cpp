@@ -21,6 +21,7 @@
 #include "trex/data/synthetic.hpp"
 #include "trex/dist/context.hpp"
 #include "trex/dist/expert_parallel.hpp"
+#include "trex/dist/pipeline.hpp"
 #include "trex/dist/tensor_parallel.hpp"
 #include "trex/io/hf_checkpoint.hpp"
 #include "trex/data/tokenize.hpp"
@@ -29,6 +30,7 @@
 #include "trex/model/model.hpp"
 #include "trex/train/checkpoint.hpp"
 #include "trex/train/peak.hpp"
+#include "trex/train/pipeline_step.hpp"
 #include "trex/train/report.hpp"
 
 namespace fs = std::filesystem;
@@ -122,8 +124,18 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     const bool root = world.rank() == 0;
     const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
     dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
-    TREX_CHECK(cfg.pp == 1, "--pp {}: pipeline parallelism is not implemented in this build (docs/distributed.md)",
-               cfg.pp);
+    // pipeline parallelism: this rank's model chunks and the schedule (docs/distributed.md §9)
+    const bool pipelined = dc.mesh.pp > 1;
+    TREX_CHECK(pipelined || (cfg.pp_virtual == 1 && cfg.pp_layers.empty()),
+               "dist.pp_virtual and dist.pp_layers need --pp above 1 (got --pp {})", dc.mesh.pp);
+    dist::pipeline_layout pl;
+    if (pipelined) {
+        pl = dist::make_pipeline_layout(mc, dist::parse_pp_schedule(cfg.pp_schedule), dc.mesh.pp, cfg.pp_virtual,
+                                        dc.mesh.pp_rank, cfg.pp_layers);
+        TREX_CHECK(pl.kind != dist::pp_schedule_kind::interleaved || cfg.grad_accum % dc.mesh.pp == 0,
+                   "--pp {} with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by {}",
+                   dc.mesh.pp, dc.mesh.pp);
+    }
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
     // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
     dist::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
@@ -146,7 +158,9 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         tp = std::make_unique<dist::tp_group>(*dc.tp_comm);
         model.set_tensor_parallel(tp.get());
     }
-    dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P));
+    std::function<bool(const tensor_spec&)> held;
+    if (pipelined) held = [&pl](const tensor_spec& s) { return pl.holds(s); };
+    dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P, held));
     // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
     std::unique_ptr<document_source> source;
     if (root) source = make_source(cfg, mc);
@@ -158,6 +172,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     packer data(std::move(source), cfg.mode, cfg.pad_id);
     if (world.size() > 1) {
         if (root) fmt::print(stderr, "{}", dc.mesh.describe(mc));
+        if (root && pipelined) fmt::print(stderr, "{}", pl.describe((int)cfg.grad_accum));
         world.barrier();
         fmt::print(stderr, "dist: rank {} pid {}: {} tensors, {} optimizer floats owned\n", world.rank(),
                    (long)getpid(), opt.owned_tensors(), opt.owned_floats());
@@ -277,6 +292,9 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     // (acc = ((G_0 + G_1) + G_2) + ...): the order the DP reduction uses across ranks, so that one process running
     // the ranks' micro-batches gives bitwise the same sum (docs/distributed.md).
     std::vector<float> grad_acc(cfg.grad_accum > 1 ? P.n_floats : 0);
+    std::unique_ptr<pipeline_step> pipe;
+    std::vector<train_batch> pipe_batches;  // this DP rank's micro-batches of the step (pipelined)
+    if (pipelined) pipe = std::make_unique<pipeline_step>(model, world, dc, pl, ep.get(), cfg.grad_accum, grad_acc);
     auto accumulate = [&](int64_t k) {
         if (cfg.grad_accum == 1) return;
         const float* g = P.grads.data();
@@ -311,6 +329,11 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             step_tokens += batch.B * batch.S;
             step_targets += batch.target_tokens;
             if (m % dp != dp_rank) continue;
+            if (pipe) {
+                pipe_batches.resize(own + 1);
+                pipe_batches[own++] = batch;
+                continue;
+            }
             if (own > 0) P.zero_grads();
             const step_result r = model.step(batch.view(), so);
             accumulate(own++);
@@ -321,6 +344,9 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
                 for (size_t l = 0; l < r.expert_load.size(); l++)
                     for (size_t e = 0; e < r.expert_load[l].size(); e++) load[l][e] += r.expert_load[l][e];
         }
+        // pipelined: every rank of a pipeline gets the whole model's losses of its micro-batches (the all-gather below
+        // reads them from the first stage's ranks) and its own blocks' expert loads (summed over the world below)
+        if (pipe) pipe->run(pipe_batches, so, mine, load);
         if (cfg.grad_accum > 1)
             std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
         // losses summed in micro-batch order (as one process running all micro-batches would); loads summed
@@ -337,9 +363,12 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             acc.bal += w * f[3];
             acc.idx += w * f[4];
         }
+        // loads: every rank's own micro-batches (and, pipelined, its own blocks, zeros elsewhere), summed over the
+        // world; the tensor-parallel copies of a micro-batch count once (tp rank 0)
         std::vector<int64_t> flat;
         for (const auto& l : load) flat.insert(flat.end(), l.begin(), l.end());
-        dpc.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
+        if (dc.mesh.tp_rank != 0) std::fill(flat.begin(), flat.end(), 0);
+        world.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
         acc.expert_load = load;
         for (size_t l = 0, k = 0; l < load.size(); l++)
             for (size_t e = 0; e < load[l].size(); e++) acc.expert_load[l][e] = flat[k++];
@@ -358,6 +387,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         } else {
             consecutive_skips = 0;
             os = opt.step(lr, gnorm);
+            if (pipe) pipe->sync_embedding();
             model.update_expert_biases(acc, cfg.bias_update_speed);
         }
         tokens_seen += step_tokens;

@@ -1,0 +1,367 @@
+// A stage of the model (docs/model.md §3–4, docs/distributed.md): blocks [first, last) of one micro-batch, with the
+// embedding on the first stage and hc_head + norm + head, the losses and the MTP block on the last. step() is one
+// stage over the whole model.
+#include <cmath>
+#include <cstring>
+
+#include "trex/base/error.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
+#include "trex/model/model.hpp"
+
+namespace trex {
+
+namespace {
+
+// tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..48)
+enum stage_tmp : int {
+    T_E = 60,
+    T_EP,
+    T_DXN,
+    T_DX,
+    T_DXN2,
+    T_DX2,
+    T_DZOUT,
+    T_DZ,
+    T_DHN,
+    T_DEP,
+    T_DEN,
+    T_DE,
+    T_DHX,
+    T_DH,
+    T_DHPREV,
+};
+
+// out [N,d] = Σ_j in[:, j, :] over the n streams of in [N,n,d] (the backward of copying a vector into n streams)
+void sum_streams(float* out, const float* in, int64_t N, int64_t n, int64_t d) {
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++) {
+        float* o = out + t * d;
+        std::memcpy(o, in + t * n * d, sizeof(float) * d);
+        for (int64_t j = 1; j < n; j++) {
+            const float* s = in + (t * n + j) * d;
+#pragma omp simd
+            for (int64_t i = 0; i < d; i++) o[i] += s[i];
+        }
+    }
+}
+
+float* sized(std::vector<float>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+}
+
+}  // namespace
+
+void finish_step_result(step_result& r, const step_options& opts, int n_layers) {
+    r.bal = 0.0;
+    r.idx = 0.0;
+    for (double b : r.block_bal) r.bal += b;
+    for (int l = 0; l < n_layers && l < (int)r.block_idx.size(); l++) r.idx += r.block_idx[l];
+    r.loss = r.lm + opts.lambda_mtp * r.mtp + r.bal + opts.lambda_idx * r.idx;
+}
+
+void dsv4_model::swap_state(forward_state& s) {
+    std::swap(range_, s.range);
+    std::swap(N_, s.N);
+    std::swap(geo_, s.geo);
+    acts_.swap(s.acts);
+    hs_.swap(s.hs);
+    logits_.swap(s.logits);
+    mtp_logits_.swap(s.mtp_logits);
+    mtp_in_.swap(s.mtp_in);
+    std::swap(head_, s.head);
+}
+
+void dsv4_model::check_batch(const batch_view& batch, bool mtp) const {
+    const int64_t N = batch.B * batch.S, V = config().vocab_size;
+    TREX_CHECK(config().num_attention_heads <= 256, "num_attention_heads > 256 is not supported by the CPU attention");
+    for (int64_t t = 0; t < N; t++) {
+        TREX_CHECK(batch.input_ids[t] >= 0 && batch.input_ids[t] < V, "input_ids[{}] = {} is outside the vocabulary", t,
+                   batch.input_ids[t]);
+        TREX_CHECK(batch.labels[t] >= -1 && batch.labels[t] < V, "labels[{}] = {} is outside the vocabulary", t,
+                   batch.labels[t]);
+        if (mtp) {
+            TREX_CHECK(batch.mtp_input_ids[t] >= 0 && batch.mtp_input_ids[t] < V,
+                       "mtp_input_ids[{}] = {} is outside the vocabulary", t, batch.mtp_input_ids[t]);
+            TREX_CHECK(!batch.mtp_labels || (batch.mtp_labels[t] >= -1 && batch.mtp_labels[t] < V),
+                       "mtp_labels[{}] is outside the vocabulary", t);
+        }
+    }
+}
+
+step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& batch, const step_options& opts,
+                                      const float* h_in, float* h_out) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    TREX_CHECK(r.first >= 0 && r.first < r.last && r.last <= L, "stage: bad block range [{}, {}) of {} blocks", r.first,
+               r.last, L);
+    const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
+    const bool last = r.last == L;
+    const int64_t N = batch.B * batch.S, d = cfg.hidden_size, n = cfg.hc_mult;
+    const int64_t nd = n * d;
+    check_batch(batch, mtp);
+    N_ = N;
+    range_ = r;
+    geo_ = make_geometry(cfg, batch.B, batch.S, batch.doc_start);
+    const int own = r.last - r.first + (mtp && last ? 1 : 0);
+    acts_.resize(opts.recompute ? 1 : own);
+    hs_.resize((size_t)(r.last - r.first + 2) * N * nd);
+    // H(l) = input of block l (l in [first, last]); H(last + 1) = MTP output
+    auto H = [&](int l) { return hs_.data() + (int64_t)(l - r.first) * N * nd; };
+
+    step_result res;
+    const int nblocks = L + (mtp ? 1 : 0);
+    res.expert_load.resize(nblocks);
+    res.block_bal.assign(nblocks, 0.0);
+    res.block_idx.assign(nblocks, 0.0);
+    if (opts.profile) profile_ = step_profile{};
+    prof_ = opts.profile ? &profile_ : nullptr;
+    auto acts_of = [&](int l) -> block_acts& { return opts.recompute ? acts_[0] : acts_[l - r.first]; };
+
+    // ---- forward: embedding broadcast to the n streams (first stage), or the previous stage's state
+    if (r.first == 0) {
+        section_timer timer(prof_, "fwd.embed");
+        float* e = tmp(T_E, N * d);
+        cpu::embedding_forward(e, batch.input_ids, params_.w("embed.weight"), N, d);
+        float* h0 = H(0);
+#pragma omp parallel for schedule(static)
+        for (int64_t t = 0; t < N; t++)
+            for (int64_t j = 0; j < n; j++) std::memcpy(h0 + t * nd + j * d, e + t * d, sizeof(float) * d);
+    } else {
+        std::memcpy(H(r.first), h_in, sizeof(float) * N * nd);
+    }
+    for (int l = r.first; l < r.last; l++) {
+        layer_ctx c;
+        c.batch = &batch;
+        c.opts = &opts;
+        c.layer = l;
+        c.ratio = cfg.ratio(l);
+        block_acts& A = acts_of(l);
+        block_forward(A, H(l + 1), H(l), wblocks_[l], c);
+        res.block_bal[l] = A.bal;
+        res.block_idx[l] = A.idx;
+        res.expert_load[l] = A.load;
+    }
+    if (last)
+        head_forward(res, batch, opts, H(L));
+    else
+        std::memcpy(h_out, H(r.last), sizeof(float) * N * nd);
+    return res;
+}
+
+// The last stage after its blocks: logits = head(norm(hc_head(h_L))), the LM loss, then the MTP block and its loss.
+// h_last [N,n,d] = H(L); the MTP output goes to the next slot of hs_.
+void dsv4_model::head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+    const int64_t nd = n * d;
+    const mhc_dims md = mhc_dims_of(cfg);
+    const double eps = cfg.rms_norm_eps;
+    head_acts& K = head_;
+    section_timer timer(prof_, "fwd.head");
+    const float* head = params_.w("head.weight");
+    float* x = sized(K.x, N * d);
+    float* xn = sized(K.xn, N * d);
+    float* xrstd = sized(K.xrstd, N);
+    float* hmix = sized(K.hmix, N * n);
+    float* hrho = sized(K.hrho, N);
+    cpu::hc_head_forward(x, hmix, hrho, h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"),
+                         params_.w("hc_head_scale"), N, md);
+    cpu::rmsnorm_forward(xn, xrstd, x, params_.w("norm.weight"), N, d, eps);
+    std::vector<float>& logits = logits_;
+    logits.resize((size_t)N * V);
+    cpu::linear_fwd(logits.data(), xn, head, N, d, V);
+    if (opts.keep_logits) logits_out_ = logits;
+    timer.next("fwd.cross_entropy");
+    int64_t n_lm = 0;
+    for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
+    double lm_sum = cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V,
+                                             n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0);
+    res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
+    if (!mtp) return;
+
+    // MTP: z = e_proj(enorm(embed[t+1])) + h_proj(hnorm(h_L)) → block → hc_head → norm → head
+    timer.next("fwd.mtp_in");
+    const std::string p = "mtp.0.";
+    float* e2 = tmp(T_E, N * d);
+    cpu::embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
+    float* en = sized(K.en, N * d);
+    float* erstd = sized(K.erstd, N);
+    cpu::rmsnorm_forward(en, erstd, e2, params_.w(p + "enorm.weight"), N, d, eps);
+    float* hn = sized(K.hn, N * nd);
+    float* hrstd = sized(K.hrstd, N * n);
+    cpu::rmsnorm_forward(hn, hrstd, h_last, params_.w(p + "hnorm.weight"), N * n, d, eps);
+    std::vector<float>& z = mtp_in_;
+    z.resize((size_t)N * nd);
+    cpu::linear_fwd(z.data(), hn, params_.w(p + "h_proj.weight"), N * n, d, d);
+    float* ep = tmp(T_EP, N * d);
+    cpu::linear_fwd(ep, en, params_.w(p + "e_proj.weight"), N, d, d);
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < N; t++)
+        for (int64_t j = 0; j < n; j++) {
+            float* zz = z.data() + t * nd + j * d;
+            const float* ee = ep + t * d;
+            for (int64_t i = 0; i < d; i++) zz[i] += ee[i];
+        }
+    block_acts& A = opts.recompute ? acts_[0] : acts_.back();
+    layer_ctx c;
+    c.batch = &batch;
+    c.opts = &opts;
+    c.layer = L;
+    c.ratio = cfg.ratio(L);
+    float* h_mtp = h_last + N * nd;  // H(L + 1)
+    timer.next(nullptr);             // blocks time their own sections
+    block_forward(A, h_mtp, z.data(), wblocks_[L], c);
+    timer.next("fwd.head");
+    res.block_bal[L] = A.bal;
+    res.expert_load[L] = A.load;
+    float* x2 = sized(K.x2, N * d);
+    float* xn2 = sized(K.xn2, N * d);
+    float* x2rstd = sized(K.x2rstd, N);
+    float* h2mix = sized(K.h2mix, N * n);
+    float* h2rho = sized(K.h2rho, N);
+    cpu::hc_head_forward(x2, h2mix, h2rho, h_mtp, params_.w(p + "hc_head_fn"), params_.w(p + "hc_head_base"),
+                         params_.w(p + "hc_head_scale"), N, md);
+    cpu::rmsnorm_forward(xn2, x2rstd, x2, params_.w(p + "norm.weight"), N, d, eps);
+    std::vector<float>& mtp_logits = mtp_logits_;
+    mtp_logits.resize((size_t)N * V);
+    cpu::linear_fwd(mtp_logits.data(), xn2, head, N, d, V);
+    if (opts.keep_logits) mtp_logits_out_ = mtp_logits;
+    timer.next("fwd.cross_entropy");
+    if (batch.mtp_labels) {
+        int64_t n_mtp = 0;
+        for (int64_t t = 0; t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
+        const double scale = n_mtp > 0 ? opts.loss_scale * opts.lambda_mtp / (double)n_mtp : 0.0;
+        double mtp_sum = cpu::cross_entropy_fused(mtp_logits.data(), &res.n_mtp, batch.mtp_labels, N, V, scale);
+        res.mtp = n_mtp > 0 ? mtp_sum / (double)n_mtp : 0.0;
+    } else {
+        std::fill(mtp_logits.begin(), mtp_logits.end(), 0.0f);
+    }
+}
+
+// dh [N,n,d] = dL/d h_L from the main head and the MTP block; de_mtp [N,d] = the gradient of the MTP embedding lookup.
+void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last,
+                               float* de_mtp) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+    const int64_t nd = n * d;
+    const mhc_dims md = mhc_dims_of(cfg);
+    head_acts& K = head_;
+    section_timer timer(prof_, "bwd.head");
+    const float* head = params_.w("head.weight");
+    float* ghead = params_.g("head.weight");
+    {
+        float* dxn = tmp(T_DXN, N * d);
+        cpu::linear_bwd_data(dxn, logits_.data(), head, N, d, V);
+        cpu::linear_bwd_weight(ghead, logits_.data(), K.xn.data(), N, d, V);
+        float* dx = tmp(T_DX, N * d);
+        cpu::rmsnorm_backward(dx, params_.g("norm.weight"), dxn, K.x.data(), params_.w("norm.weight"), K.xrstd.data(),
+                              N, d);
+        cpu::hc_head_backward(dh, params_.g("hc_head_fn"), params_.g("hc_head_base"), params_.g("hc_head_scale"), dx,
+                              h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"), params_.w("hc_head_scale"),
+                              K.hmix.data(), K.hrho.data(), N, md);
+    }
+    if (!mtp) return;
+    const std::string p = "mtp.0.";
+    float* h_mtp = h_last + N * nd;
+    float* dxn2 = tmp(T_DXN2, N * d);
+    cpu::linear_bwd_data(dxn2, mtp_logits_.data(), head, N, d, V);
+    cpu::linear_bwd_weight(ghead, mtp_logits_.data(), K.xn2.data(), N, d, V);
+    float* dx2 = tmp(T_DX2, N * d);
+    cpu::rmsnorm_backward(dx2, params_.g(p + "norm.weight"), dxn2, K.x2.data(), params_.w(p + "norm.weight"),
+                          K.x2rstd.data(), N, d);
+    float* dz_out = tmp(T_DZOUT, N * nd);
+    cpu::hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),
+                          params_.g(p + "hc_head_scale"), dx2, h_mtp, params_.w(p + "hc_head_fn"),
+                          params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(), K.h2rho.data(),
+                          N, md);
+    float* dz = tmp(T_DZ, N * nd);
+    block_acts& A = opts.recompute ? acts_[0] : acts_.back();
+    layer_ctx c;
+    c.batch = &batch;
+    c.opts = &opts;
+    c.layer = L;
+    c.ratio = cfg.ratio(L);
+    c.count_losses = false;
+    timer.next("bwd.recompute");
+    if (opts.recompute) block_forward(A, h_mtp, mtp_in_.data(), wblocks_[L], c);
+    timer.next(nullptr);
+    block_backward(A, dz, dz_out, mtp_in_.data(), wblocks_[L], gblocks_[L], c);
+    timer.next("bwd.mtp_in");
+    // z = h_proj(hn) (per stream) + e_proj(en) (broadcast)
+    float* dhn = tmp(T_DHN, N * nd);
+    cpu::linear_bwd_data(dhn, dz, params_.w(p + "h_proj.weight"), N * n, d, d);
+    cpu::linear_bwd_weight(params_.g(p + "h_proj.weight"), dz, K.hn.data(), N * n, d, d);
+    float* dep = tmp(T_DEP, N * d);
+    sum_streams(dep, dz, N, n, d);
+    float* den = tmp(T_DEN, N * d);
+    cpu::linear_bwd_data(den, dep, params_.w(p + "e_proj.weight"), N, d, d);
+    cpu::linear_bwd_weight(params_.g(p + "e_proj.weight"), dep, K.en.data(), N, d, d);
+    float* e2 = tmp(T_E, N * d);
+    cpu::embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
+    cpu::rmsnorm_backward(de_mtp, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"), K.erstd.data(),
+                          N, d);
+    float* dh_extra = tmp(T_DHX, N * nd);
+    cpu::rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, h_last, params_.w(p + "hnorm.weight"),
+                          K.hrstd.data(), N * n, d);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < N * nd; i++) dh[i] += dh_extra[i];
+}
+
+void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, const step_options& opts,
+                                const float* dh_out, float* dh_in, float* de_mtp) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    TREX_CHECK(r.first == range_.first && r.last == range_.last,
+               "stage: backward of blocks [{}, {}) after a forward of [{}, {})", r.first, r.last, range_.first,
+               range_.last);
+    const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+    const int64_t nd = n * d;
+    auto H = [&](int l) { return hs_.data() + (int64_t)(l - r.first) * N * nd; };
+    auto acts_of = [&](int l) -> block_acts& { return opts.recompute ? acts_[0] : acts_[l - r.first]; };
+    // the MTP embedding gradient: produced by the last stage, applied by the first
+    float* de_mtp_buf = r.first == 0 && r.last == L ? sized(de_mtp_, N * d) : de_mtp;
+    TREX_CHECK(!mtp || de_mtp_buf || (r.first > 0 && r.last < L),
+               "stage: blocks [{}, {}) need the MTP embedding gradient buffer (de_mtp)", r.first, r.last);
+
+    float* dh = tmp(T_DH, N * nd);  // gradient w.r.t. H(l), l from last down to first
+    if (r.last == L)
+        head_backward(dh, batch, opts, H(L), de_mtp_buf);
+    else
+        std::memcpy(dh, dh_out, sizeof(float) * N * nd);
+    section_timer timer(prof_, nullptr);
+    float* dh_prev = tmp(T_DHPREV, N * nd);
+    for (int l = r.last - 1; l >= r.first; l--) {
+        layer_ctx c;
+        c.batch = &batch;
+        c.opts = &opts;
+        c.layer = l;
+        c.ratio = cfg.ratio(l);
+        c.count_losses = false;
+        block_acts& A = acts_of(l);
+        timer.next("bwd.recompute");
+        if (opts.recompute) block_forward(A, H(l + 1), H(l), wblocks_[l], c);
+        timer.next(nullptr);
+        block_backward(A, dh_prev, dh, H(l), wblocks_[l], gblocks_[l], c);
+        std::swap(dh, dh_prev);
+    }
+    if (r.first > 0) {
+        std::memcpy(dh_in, dh, sizeof(float) * N * nd);
+        return;
+    }
+    // embedding: the MTP lookup's gradient first (as one process adds it during the MTP backward), then the n
+    // streams, which are copies of e
+    timer.next("bwd.embed");
+    float* gembed = params_.g("embed.weight");
+    if (mtp && de_mtp_buf) cpu::embedding_backward(gembed, de_mtp_buf, batch.mtp_input_ids, N, d, V);
+    float* de = tmp(T_DE, N * d);
+    sum_streams(de, dh, N, n, d);
+    cpu::embedding_backward(gembed, de, batch.input_ids, N, d, V);
+}
+
+}  // namespace trex
