@@ -48,7 +48,7 @@ struct prepared {
     bool set_nproc = true;
 };
 
-void child_fail(const char* what) {
+[[noreturn]] void child_fail(const char* what) {
     char buf[512];
     const int e = errno;
     int n = 0;

@@ -32,10 +32,6 @@ using json = nlohmann::json;
 constexpr const char* kIndexName = "model.safetensors.index.json";
 constexpr const char* kSingleName = "model.safetensors";
 
-std::string shape_str(const std::vector<int64_t>& s) {
-    return fmt::format("[{}]", fmt::join(s, ","));
-}
-
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -213,12 +209,12 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
             if (a && b && a->name == b->name && a->shape == b->shape) continue;
             if (!a)
                 throw_error(fmt::format("{}: describes a different model (it has no tensor '{}' {})", cpath, b->name,
-                                        shape_str(b->shape)));
+                                        st_shape_str(b->shape)));
             if (!b)
                 throw_error(fmt::format("{}: describes a different model (tensor '{}' {} is not in the model)", cpath,
-                                        a->name, shape_str(a->shape)));
+                                        a->name, st_shape_str(a->shape)));
             throw_error(fmt::format("{}: describes a different model (tensor '{}' {} where the model has '{}' {})",
-                                    cpath, a->name, shape_str(a->shape), b->name, shape_str(b->shape)));
+                                    cpath, a->name, st_shape_str(a->shape), b->name, st_shape_str(b->shape)));
         }
     }
 
@@ -259,7 +255,7 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
         const tensor_spec& s = ps.specs[i];
         auto it = where.find(s.name);
         TREX_CHECK(it != where.end(), "{}: tensor '{}' is missing (the model needs {})", where_dir, s.name,
-                   shape_str(s.shape));
+                   st_shape_str(s.shape));
         const located w = it->second;
         const st_tensor& t = *w.t;
         const std::string& path = files[w.file].path();
@@ -293,24 +289,24 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
             if (t.dtype != st_dtype::i64 && t.dtype != st_dtype::i32)
                 bad(fmt::format("dtype {} is not accepted (expected I64 or I32)", st_dtype_name(t.dtype)));
             if (t.shape != s.shape)
-                bad(fmt::format("shape {} does not match the model's {}", shape_str(t.shape), shape_str(s.shape)));
+                bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
             item.kind = enc_kind::table;
         } else if (is_float_plain(t.dtype)) {
             if (t.shape != s.shape)
-                bad(fmt::format("shape {} does not match the model's {}", shape_str(t.shape), shape_str(s.shape)));
+                bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
             if (scale)
                 bad(fmt::format("is stored as {} but has a scale tensor '{}' (scales belong to FP8/FP4 weights)",
                                 st_dtype_name(t.dtype), scale_name));
             item.kind = enc_kind::plain;
         } else if (t.dtype == st_dtype::f8_e4m3 && fp8_ok) {
             if (t.shape != s.shape)
-                bad(fmt::format("shape {} does not match the model's {}", shape_str(t.shape), shape_str(s.shape)));
+                bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
             item.kind = enc_kind::fp8;
         } else if ((t.dtype == st_dtype::i8 || t.dtype == st_dtype::u8) && fp4_ok) {
             const std::vector<int64_t> packed = {s.shape[0], s.shape[1] / 2};
             if (s.shape[1] % 2 != 0 || t.shape != packed)
-                bad(fmt::format("packed FP4 shape {} does not match the model's {} (expected {})", shape_str(t.shape),
-                                shape_str(s.shape), shape_str(packed)));
+                bad(fmt::format("packed FP4 shape {} does not match the model's {} (expected {})", st_shape_str(t.shape),
+                                st_shape_str(s.shape), st_shape_str(packed)));
             item.kind = enc_kind::fp4;
         } else {
             std::string accepted = "BF16, F32 or F16";
@@ -332,8 +328,8 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
                        st_dtype_name(st.dtype));
             TREX_CHECK(st.shape == want,
                        "{}: tensor '{}': scale shape {} does not match {} {} blocks of {} (expected {})", spath,
-                       scale_name, shape_str(st.shape), item.kind == enc_kind::fp8 ? "128x128" : "1x32",
-                       item.kind == enc_kind::fp8 ? "FP8" : "FP4", shape_str(s.shape), shape_str(want));
+                       scale_name, st_shape_str(st.shape), item.kind == enc_kind::fp8 ? "128x128" : "1x32",
+                       item.kind == enc_kind::fp8 ? "FP8" : "FP4", st_shape_str(s.shape), st_shape_str(want));
             item.scale = *scale;
             rep.encodings[fmt::format("{}+{}", item.kind == enc_kind::fp8 ? "F8_E4M3" : "I8(FP4)",
                                       st_dtype_name(st.dtype))]++;
@@ -552,7 +548,7 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
         g.kind = kind_for(s, opts.dtype);
         if (g.kind == out_kind::fp4)
             TREX_CHECK(s.shape.size() == 2 && s.shape[1] % 2 == 0,
-                       "tensor '{}': FP4 export needs an even input dimension (shape {})", s.name, shape_str(s.shape));
+                       "tensor '{}': FP4 export needs an even input dimension (shape {})", s.name, st_shape_str(s.shape));
         g.bytes = group_bytes(s, g.kind);
         groups.push_back(g);
     }

@@ -41,10 +41,6 @@ constexpr dtype_entry dtype_table[] = {
     {st_dtype::f8_e8m0, "F8_E8M0", 1},
 };
 
-std::string shape_str(const std::vector<int64_t>& shape) {
-    return fmt::format("[{}]", fmt::join(shape, ","));
-}
-
 // numel·itemsize, or false on negative dims or when the product of the non-zero dims (times itemsize) exceeds
 // INT64_MAX (so numel() can never overflow, even for shapes with a zero dim).
 bool byte_size(const std::vector<int64_t>& shape, size_t itemsize, uint64_t* out) {
@@ -254,10 +250,10 @@ safetensors_file::safetensors_file(const std::string& path) : path_(path) {
                                 t.end, data_size));
             uint64_t want = 0;
             if (!byte_size(t.shape, st_dtype_size(t.dtype), &want))
-                bad(fmt::format("shape {} is too large", shape_str(t.shape)));
+                bad(fmt::format("shape {} is too large", st_shape_str(t.shape)));
             if (want != t.nbytes())
                 bad(fmt::format("size mismatch: shape {} of {} is {} bytes but data_offsets span {}",
-                                shape_str(t.shape), st_dtype_name(t.dtype), want, t.nbytes()));
+                                st_shape_str(t.shape), st_dtype_name(t.dtype), want, t.nbytes()));
             index_[name] = tensors_.size();
             tensors_.push_back(std::move(t));
         }
@@ -427,7 +423,7 @@ safetensors_writer::entry& safetensors_writer::add_entry(const std::string& name
     TREX_CHECK(index_.count(name) == 0, "safetensors writer: tensor '{}': duplicate name", name);
     uint64_t nbytes = 0;
     TREX_CHECK(byte_size(shape, st_dtype_size(dtype), &nbytes), "safetensors writer: tensor '{}': bad shape {}", name,
-               shape_str(shape));
+               st_shape_str(shape));
     index_[name] = entries_.size();
     entries_.push_back(entry{name, dtype, shape, {}, nbytes, {}});
     entries_.back().data.resize((size_t)nbytes);
@@ -453,7 +449,7 @@ void safetensors_writer::add_raw(const std::string& name, st_dtype dtype, const 
                                  const void* data, size_t nbytes) {
     uint64_t want = 0;
     TREX_CHECK(byte_size(shape, st_dtype_size(dtype), &want) && want == nbytes,
-               "safetensors writer: tensor '{}': {} bytes given for shape {} of {}", name, nbytes, shape_str(shape),
+               "safetensors writer: tensor '{}': {} bytes given for shape {} of {}", name, nbytes, st_shape_str(shape),
                st_dtype_name(dtype));
     entry& e = add_entry(name, dtype, shape);
     if (nbytes) std::memcpy(e.data.data(), data, nbytes);
@@ -566,6 +562,10 @@ void safetensors_writer::write(const std::string& path) const {
         ::fsync(dfd);
         ::close(dfd);
     }
+}
+
+std::string st_shape_str(const std::vector<int64_t>& shape) {
+    return fmt::format("[{}]", fmt::join(shape, ","));
 }
 
 }  // namespace trex

@@ -24,6 +24,7 @@ enum class st_dtype : uint8_t { f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool
 const char* st_dtype_name(st_dtype t);  // "F32", "F8_E4M3", ...
 size_t st_dtype_size(st_dtype t);       // bytes per element
 bool st_dtype_from_name(const std::string& name, st_dtype* out);
+std::string st_shape_str(const std::vector<int64_t>& shape);  // "[2,3]" (for error messages)
 
 struct st_tensor {
     std::string name;

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace assignment_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -35,7 +35,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace assignment_impl
 
 TREX_FAMILY(assignment) {
     static const family f = [] {
@@ -44,7 +44,7 @@ TREX_FAMILY(assignment) {
         f.title = "Assignment problem";
         f.milp = true;
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = assignment_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a workshop"}, {"worker", "technician"}, {"workers", "technicians"},
                             {"task", "job"}, {"tasks", "jobs"}, {"cost", "completion time"}, {"unit", "minutes"},

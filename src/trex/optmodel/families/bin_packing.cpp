@@ -6,7 +6,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace bin_packing_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 4 + g.req.difficulty + g.r.int_in(0, 2);
@@ -52,7 +52,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace bin_packing_impl
 
 TREX_FAMILY(bin_packing) {
     static const family f = [] {
@@ -60,7 +60,7 @@ TREX_FAMILY(bin_packing) {
         f.name = "bin_packing";
         f.title = "Bin packing problem";
         f.milp = true;
-        f.generate = generate;
+        f.generate = bin_packing_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a moving company"}, {"item", "crate"}, {"items", "crates"}, {"bin", "truck"},
                            {"bins", "trucks"}, {"unit", "cubic feet"}, {"item_pool", "furniture"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace blending_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -60,7 +60,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace blending_impl
 
 TREX_FAMILY(blending) {
     static const family f = [] {
@@ -68,7 +68,7 @@ TREX_FAMILY(blending) {
         f.name = "blending";
         f.title = "Blending problem";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = blending_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a foundry"}, {"ingredients", "raw materials"}, {"product", "alloy"},
                             {"unit", "kg"}, {"ingredient_pool", "ingredients"}, {"attribute_pool", "elements"}}},

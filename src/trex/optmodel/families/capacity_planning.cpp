@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace capacity_planning_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int T = 3 + g.req.difficulty + g.r.int_in(0, 1);
@@ -40,7 +40,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace capacity_planning_impl
 
 TREX_FAMILY(capacity_planning) {
     static const family f = [] {
@@ -48,7 +48,7 @@ TREX_FAMILY(capacity_planning) {
         f.name = "capacity_planning";
         f.title = "Capacity expansion planning";
         f.milp = true;
-        f.generate = generate;
+        f.generate = capacity_planning_impl::generate;
         f.scenarios = {
             {"energy", {{"org", "a utility"}, {"module", "generator unit"}, {"unit", "MW"},
                         {"out", "buying power on the spot market"}, {"period_pool", "periods"}}},

@@ -6,7 +6,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace cutting_stock_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int k = 2 + (g.req.difficulty + 1) / 2 + g.r.int_in(0, 1);
@@ -61,7 +61,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace cutting_stock_impl
 
 TREX_FAMILY(cutting_stock) {
     static const family f = [] {
@@ -69,7 +69,7 @@ TREX_FAMILY(cutting_stock) {
         f.name = "cutting_stock";
         f.title = "Cutting stock problem (given patterns)";
         f.milp = true;
-        f.generate = generate;
+        f.generate = cutting_stock_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a paper mill"}, {"stock", "jumbo roll"}, {"stocks", "jumbo rolls"},
                             {"piece", "roll"}, {"pieces", "rolls"}}},

@@ -5,7 +5,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace cvrp_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int nc = 2 + g.req.difficulty + g.r.int_in(0, 1), n = nc + 1;
@@ -57,7 +57,7 @@ void generate(gen_context& g) {
             if (i != j) m.add_con(nm("load", i, j), {{u[i], 1}, {u[j], -1}, {x[i][j], Q}}, row_sense::le, Q - q[j]);
 }
 
-}  // namespace
+}  // namespace cvrp_impl
 
 TREX_FAMILY(cvrp) {
     static const family f = [] {
@@ -66,7 +66,7 @@ TREX_FAMILY(cvrp) {
         f.title = "Capacitated vehicle routing problem";
         f.milp = true;
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = cvrp_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a delivery company"}, {"cust", "customer"}, {"custs", "customers"},
                            {"veh", "van"}, {"vehs", "vans"}, {"unit", "crates"}, {"cust_pool", "cities"}}},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace diet_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -45,7 +45,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace diet_impl
 
 TREX_FAMILY(diet) {
     static const family f = [] {
@@ -53,7 +53,7 @@ TREX_FAMILY(diet) {
         f.name = "diet";
         f.title = "Diet problem";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = diet_impl::generate;
         f.scenarios = {
             {"healthcare", {{"org", "a hospital dietitian"}, {"who", "a patient's daily menu"},
                             {"food_pool", "foods"}, {"nutrient_pool", "nutrients"}}},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace facility_capacitated_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -49,7 +49,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace facility_capacitated_impl
 
 TREX_FAMILY(facility_capacitated) {
     static const family f = [] {
@@ -58,7 +58,7 @@ TREX_FAMILY(facility_capacitated) {
         f.title = "Capacitated facility location";
         f.milp = true;
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = facility_capacitated_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a logistics provider"}, {"fac", "candidate depot"}, {"facs", "candidate depots"},
                            {"cust", "customer zone"}, {"custs", "customer zones"}, {"unit", "tons"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace facility_uncapacitated_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -38,7 +38,7 @@ void generate(gen_context& g) {
         for (int j = 0; j < nc; j++) m.add_con(nm("open", i, j), {{x[i][j], 1}, {y[i], -1}}, row_sense::le, 0);
 }
 
-}  // namespace
+}  // namespace facility_uncapacitated_impl
 
 TREX_FAMILY(facility_uncapacitated) {
     static const family f = [] {
@@ -46,7 +46,7 @@ TREX_FAMILY(facility_uncapacitated) {
         f.name = "facility_uncapacitated";
         f.title = "Uncapacitated facility location";
         f.milp = true;
-        f.generate = generate;
+        f.generate = facility_uncapacitated_impl::generate;
         f.scenarios = {
             {"retail", {{"org", "a coffee chain"}, {"fac", "candidate roastery"}, {"facs", "candidate roasteries"},
                         {"cust", "café"}, {"custs", "cafés"}, {"unit", "bags per week"}, {"fac_pool", "cities"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace generic_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate_common(gen_context& g, bool integer) {
     const int d = g.req.difficulty;
@@ -108,15 +108,15 @@ for k, c in enumerate(R):
     return f;
 }
 
-}  // namespace
+}  // namespace generic_impl
 
 TREX_FAMILY(generic_lp) {
-    static const family f = make(false);
+    static const family f = generic_impl::make(false);
     return f;
 }
 
 TREX_FAMILY(generic_milp) {
-    static const family f = make(true);
+    static const family f = generic_impl::make(true);
     return f;
 }
 

@@ -3,7 +3,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace knapsack_01_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 4 + 2 * g.req.difficulty + g.r.int_in(0, 2);
@@ -26,7 +26,7 @@ void generate(gen_context& g) {
     m.add_con("capacity", t, row_sense::le, cap);
 }
 
-}  // namespace
+}  // namespace knapsack_01_impl
 
 TREX_FAMILY(knapsack_01) {
     static const family f = [] {
@@ -34,7 +34,7 @@ TREX_FAMILY(knapsack_01) {
         f.name = "knapsack_01";
         f.title = "0-1 knapsack problem";
         f.milp = true;
-        f.generate = generate;
+        f.generate = knapsack_01_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "an expedition team"}, {"item", "piece of equipment"}, {"items", "items"},
                            {"value", "usefulness score"}, {"vunit", "points"}, {"wunit", "kg"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace knapsack_bounded_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 3 + g.req.difficulty + g.r.int_in(0, 2);
@@ -42,7 +42,7 @@ void generate(gen_context& g) {
     m.add_con("volume", tv, row_sense::le, vcap);
 }
 
-}  // namespace
+}  // namespace knapsack_bounded_impl
 
 TREX_FAMILY(knapsack_bounded) {
     static const family f = [] {
@@ -50,7 +50,7 @@ TREX_FAMILY(knapsack_bounded) {
         f.name = "knapsack_bounded";
         f.title = "Bounded knapsack problem (weight and volume)";
         f.milp = true;
-        f.generate = generate;
+        f.generate = knapsack_bounded_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a cargo airline"}, {"item", "shipment type"}, {"items", "shipment types"},
                            {"copy", "shipment"}, {"value", "revenue"}, {"vunit", "$"}, {"wunit", "tons"},

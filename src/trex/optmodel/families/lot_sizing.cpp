@@ -5,7 +5,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace lot_sizing_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int T = 3 + g.req.difficulty + g.r.int_in(0, 1);
@@ -44,7 +44,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace lot_sizing_impl
 
 TREX_FAMILY(lot_sizing) {
     static const family f = [] {
@@ -53,7 +53,7 @@ TREX_FAMILY(lot_sizing) {
         f.title = "Capacitated lot sizing (inventory)";
         f.milp = true;
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = lot_sizing_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a bottling plant"}, {"good", "batches of juice"}, {"unit", "cases"},
                             {"period_pool", "weeks"}}},

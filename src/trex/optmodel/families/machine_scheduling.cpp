@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace machine_scheduling_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -37,7 +37,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace machine_scheduling_impl
 
 TREX_FAMILY(machine_scheduling) {
     static const family f = [] {
@@ -45,7 +45,7 @@ TREX_FAMILY(machine_scheduling) {
         f.name = "machine_scheduling";
         f.title = "Parallel machine scheduling (makespan)";
         f.milp = true;
-        f.generate = generate;
+        f.generate = machine_scheduling_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a machine shop"}, {"job", "job"}, {"jobs", "jobs"}, {"machine", "machine"},
                             {"machines", "machines"}, {"unit", "hours"}, {"job_pool", "jobs"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace max_flow_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 4 + g.req.difficulty + g.r.int_in(0, 1);
@@ -45,14 +45,14 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace max_flow_impl
 
 TREX_FAMILY(max_flow) {
     static const family f = [] {
         family f;
         f.name = "max_flow";
         f.title = "Maximum flow problem";
-        f.generate = generate;
+        f.generate = max_flow_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "an evacuation planner"}, {"node", "intersection"}, {"nodes", "intersections"},
                            {"arc", "road"}, {"unit", "vehicles per hour"}, {"node_pool", "nodes"}}},

@@ -5,7 +5,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace min_cost_flow_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 4 + g.req.difficulty + g.r.int_in(0, 1);
@@ -60,7 +60,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace min_cost_flow_impl
 
 TREX_FAMILY(min_cost_flow) {
     static const family f = [] {
@@ -68,7 +68,7 @@ TREX_FAMILY(min_cost_flow) {
         f.name = "min_cost_flow";
         f.title = "Minimum-cost network flow";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = min_cost_flow_impl::generate;
         f.scenarios = {
             {"energy", {{"org", "a gas pipeline operator"}, {"node", "station"}, {"nodes", "stations"},
                         {"arc", "pipeline"}, {"unit", "thousand cubic meters"}, {"node_pool", "cities"}}},

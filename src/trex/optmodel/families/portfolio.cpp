@@ -5,7 +5,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace portfolio_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -58,7 +58,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace portfolio_impl
 
 TREX_FAMILY(portfolio) {
     static const family f = [] {
@@ -66,7 +66,7 @@ TREX_FAMILY(portfolio) {
         f.name = "portfolio";
         f.title = "Portfolio selection (mean absolute deviation LP)";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = portfolio_impl::generate;
         f.scenarios = {
             {"finance", {{"org", "a pension fund"}, {"assets", "asset classes"}, {"asset_pool", "assets"},
                          {"period_pool", "periods"}}},

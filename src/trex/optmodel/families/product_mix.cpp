@@ -5,7 +5,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace product_mix_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -64,7 +64,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace product_mix_impl
 
 TREX_FAMILY(product_mix) {
     static const family f = [] {
@@ -73,7 +73,7 @@ TREX_FAMILY(product_mix) {
         f.title = "Product mix problem";
         f.can_infeasible = true;
         f.can_unbounded = true;
-        f.generate = generate;
+        f.generate = product_mix_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a furniture workshop"}, {"products", "products"}, {"unit", "units"},
                             {"product_pool", "furniture"}, {"resource_pool", "resources"}}},

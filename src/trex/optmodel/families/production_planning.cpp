@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace production_planning_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -69,7 +69,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace production_planning_impl
 
 TREX_FAMILY(production_planning) {
     static const family f = [] {
@@ -77,7 +77,7 @@ TREX_FAMILY(production_planning) {
         f.name = "production_planning";
         f.title = "Multi-period production planning";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = production_planning_impl::generate;
         f.scenarios = {
             {"production", {{"org", "a furniture factory"}, {"products", "product lines"}, {"res", "assembly hours"},
                             {"product_pool", "furniture"}, {"period_pool", "periods"}}},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace set_cover_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -40,7 +40,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace set_cover_impl
 
 TREX_FAMILY(set_cover) {
     static const family f = [] {
@@ -49,7 +49,7 @@ TREX_FAMILY(set_cover) {
         f.title = "Set covering problem";
         f.milp = true;
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = set_cover_impl::generate;
         f.scenarios = {
             {"healthcare", {{"org", "a city's emergency services"}, {"site", "candidate ambulance station"},
                             {"sites", "candidate ambulance stations"}, {"zone", "neighbourhood"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace shift_scheduling_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int T = g.req.difficulty <= 2 ? 6 : 8, L = 2 + (g.req.difficulty >= 4);
@@ -32,7 +32,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace shift_scheduling_impl
 
 TREX_FAMILY(shift_scheduling) {
     static const family f = [] {
@@ -40,7 +40,7 @@ TREX_FAMILY(shift_scheduling) {
         f.name = "shift_scheduling";
         f.title = "Workforce shift scheduling";
         f.milp = true;
-        f.generate = generate;
+        f.generate = shift_scheduling_impl::generate;
         f.scenarios = {
             {"healthcare", {{"org", "a hospital emergency department"}, {"staff", "nurses"}, {"person", "nurse"}}},
             {"retail", {{"org", "a 24-hour supermarket"}, {"staff", "cashiers"}, {"person", "cashier"}}},

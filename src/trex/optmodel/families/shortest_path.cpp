@@ -5,7 +5,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace shortest_path_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 5 + g.req.difficulty + g.r.int_in(0, 1);
@@ -50,7 +50,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace shortest_path_impl
 
 TREX_FAMILY(shortest_path) {
     static const family f = [] {
@@ -58,7 +58,7 @@ TREX_FAMILY(shortest_path) {
         f.name = "shortest_path";
         f.title = "Shortest path problem";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = shortest_path_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a courier"}, {"node", "town"}, {"nodes", "towns"}, {"arc", "road"},
                            {"len", "travel time"}, {"unit", "minutes"}, {"node_pool", "cities"}}},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace transportation_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -45,7 +45,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace transportation_impl
 
 TREX_FAMILY(transportation) {
     static const family f = [] {
@@ -53,7 +53,7 @@ TREX_FAMILY(transportation) {
         f.name = "transportation";
         f.title = "Transportation problem";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = transportation_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a distribution company"}, {"src", "factory"}, {"srcs", "factories"},
                            {"dst", "city"}, {"dsts", "cities"}, {"good", "pallets of goods"}, {"unit", "pallets"},

@@ -4,7 +4,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace transshipment_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
@@ -60,7 +60,7 @@ void generate(gen_context& g) {
     }
 }
 
-}  // namespace
+}  // namespace transshipment_impl
 
 TREX_FAMILY(transshipment) {
     static const family f = [] {
@@ -68,7 +68,7 @@ TREX_FAMILY(transshipment) {
         f.name = "transshipment";
         f.title = "Transshipment problem";
         f.can_infeasible = true;
-        f.generate = generate;
+        f.generate = transshipment_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a parcel carrier"}, {"src", "factory"}, {"srcs", "factories"},
                            {"hub", "cross-dock"}, {"hubs", "cross-docks"}, {"dst", "customer region"},

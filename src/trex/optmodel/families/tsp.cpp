@@ -3,7 +3,7 @@
 
 namespace trex::optmodel::families {
 
-namespace {
+namespace tsp_impl {  // named, not anonymous: the families build as one unity translation unit
 
 void generate(gen_context& g) {
     const int n = 3 + g.req.difficulty + g.r.int_in(0, 1);
@@ -44,7 +44,7 @@ void generate(gen_context& g) {
             if (i != j) m.add_con(nm("mtz", i, j), {{u[i], 1}, {u[j], -1}, {x[i][j], (double)n}}, row_sense::le, n - 1);
 }
 
-}  // namespace
+}  // namespace tsp_impl
 
 TREX_FAMILY(tsp) {
     static const family f = [] {
@@ -52,7 +52,7 @@ TREX_FAMILY(tsp) {
         f.name = "tsp";
         f.title = "Travelling salesman problem (MTZ)";
         f.milp = true;
-        f.generate = generate;
+        f.generate = tsp_impl::generate;
         f.scenarios = {
             {"logistics", {{"org", "a sales representative"}, {"city", "city"}, {"cities", "cities"},
                            {"dist", "driving distance"}, {"unit", "km"}, {"city_pool", "cities"}}},
