@@ -285,21 +285,8 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
             std::memcpy(dyp.data() + m * d, src + row * d, d * sizeof(float));
         }
         cpu::linear_bwd_data(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, w2[first + b.j], b.n, I, d);
-#pragma omp parallel for schedule(static)
-        for (int64_t m = b.r0; m < b.r0 + b.n; m++) {
-            const float wr = L.w[m];
-            float* g = dh.data() + m * I;
-            const float* hr = L.h.data() + m * I;
-            float acc = 0.0f;
-#pragma omp simd reduction(+ : acc)
-            for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
-            dwt[m] = acc;
-#pragma omp simd
-            for (int64_t i = 0; i < I; i++) g[i] *= wr;
-            float* gy = dyp.data() + m * d;
-#pragma omp simd
-            for (int64_t i = 0; i < d; i++) gy[i] *= wr;
-        }
+        cpu::moe_route_weight_backward(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, dwt.data() + b.r0,
+                                       L.h.data() + b.r0 * I, L.w.data() + b.r0, nullptr, b.n, I, d);
         cpu::swiglu_backward(da13.data() + b.r0 * 2 * I, dh.data() + b.r0 * I, L.a13.data() + b.r0 * 2 * I, b.n, I,
                              limit);
         cpu::linear_bwd_data(dxp.data() + b.r0 * d, da13.data() + b.r0 * 2 * I, w13[first + b.j], b.n, d, 2 * I);

@@ -214,22 +214,7 @@ void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* 
         linear_bwd_data(dh + r0 * I, dyp + r0 * d, w2[e], n, I, d);  // d(w·h)
     }
     // dweight = dh·h ; then dh ← w·dh and dyp ← w·dyp (dW2 += (w·dy)ᵀ·h = dyᵀ·(w·h))
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < NK; r++) {
-        const int32_t slot = st.row_slot[r];
-        const float wr = weight[slot];
-        float* g = dh + r * I;
-        const float* hr = hu + r * I;
-        float acc = 0.0f;
-#pragma omp simd reduction(+ : acc)
-        for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
-        dweight[slot] = acc;
-#pragma omp simd
-        for (int64_t i = 0; i < I; i++) g[i] *= wr;
-        float* gy = dyp + r * d;
-#pragma omp simd
-        for (int64_t i = 0; i < d; i++) gy[i] *= wr;
-    }
+    moe_route_weight_backward(dh, dyp, dweight, hu, weight, st.row_slot.data(), NK, I, d);
     swiglu_backward(da13, dh, st.a13.data(), NK, I, limit);
     gather_rows(xp, x, st, d, K);
     for (int e = 0; e < E; e++) {
@@ -240,6 +225,26 @@ void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* 
         linear_bwd_data(dxp + r0 * d, da13 + r0 * 2 * I, w13[e], n, d, 2 * I);
     }
     combine_rows(dx, dxp, st, N, d, K);
+}
+
+void moe_route_weight_backward(float* dh, float* dyp, float* dw, const float* h, const float* w, const int32_t* slot,
+                               int64_t n, int64_t I, int64_t d) {
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        const int64_t s = slot ? slot[r] : r;
+        const float wr = w[s];
+        float* g = dh + r * I;
+        const float* hr = h + r * I;
+        float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+        for (int64_t i = 0; i < I; i++) acc += g[i] * hr[i];
+        dw[s] = acc;
+#pragma omp simd
+        for (int64_t i = 0; i < I; i++) g[i] *= wr;
+        float* gy = dyp + r * d;
+#pragma omp simd
+        for (int64_t i = 0; i < d; i++) gy[i] *= wr;
+    }
 }
 
 void moe_build_permutation(moe_state& st, const int32_t* sel, int64_t N, int E, int K) {

@@ -115,6 +115,12 @@ void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t*
 void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
                           const moe_state& st, const float* x, const float* weight, const float* const* w13,
                           const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit);
+// The routing-weight step of the expert backward over n permuted rows r (one per routing slot), before SwiGLU's
+// backward: dw[slot(r)] = dh_r·h_r (assigned), then dh_r ← w[slot(r)]·dh_r and dyp_r ← w[slot(r)]·dyp_r, where dh
+// [n, I] is d(w·h) and h the unweighted activations; slot(r) = slot[r], or r when slot is null. Shared by
+// moe_experts_backward and expert parallelism, whose bitwise equality with the single process depends on it.
+void moe_route_weight_backward(float* dh, float* dyp, float* dw, const float* h, const float* w, const int32_t* slot,
+                               int64_t n, int64_t I, int64_t d);
 double balance_loss_forward(const float* s, const int32_t* sel, int64_t B, int64_t S, int E, int K, double alpha);
 void balance_loss_backward(float* ds, const float* s, const int32_t* sel, int64_t B, int64_t S, int E, int K,
                            double alpha);
