@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -179,20 +180,23 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         for (auto& ch : err)
             if (ch == '\n') ch = ' ';
         TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, err);
-        nlohmann::json j;
         try {
-            j = nlohmann::json::parse(out);
+            const nlohmann::json j = nlohmann::json::parse(out);
+            r.peer_tokens_per_s = j.at("tokens_per_s").get<double>();
+            r.peer_step_seconds = j.at("step_seconds_median").get<double>();
+            r.peer_loss = j.value("loss", 0.0);
+            r.peer_threads = j.at("threads").dump();
+            r.peer_version = j.value("torch_version", std::string("?"));
         } catch (const std::exception& e) {
             throw error(fmt::format("bench step --peer: cannot parse the peer's output '{}': {}", out, e.what()));
         }
+        TREX_CHECK(r.peer_tokens_per_s > 0 && std::isfinite(r.peer_tokens_per_s),
+                   "bench step --peer: the peer reported tokens_per_s = {} (must be positive)", r.peer_tokens_per_s);
         r.has_peer = true;
-        r.peer_tokens_per_s = j.at("tokens_per_s").get<double>();
-        r.peer_step_seconds = j.at("step_seconds_median").get<double>();
-        r.peer_loss = j.value("loss", 0.0);
-        r.peer_threads = j.at("threads").dump();
-        r.peer_version = j.value("torch_version", std::string("?"));
         r.peer_impl = opt.peer_impl;
         r.ratio_vs_peer = r.tokens_per_s / r.peer_tokens_per_s;
+        r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
+        r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
     }
     return r;
 }
@@ -242,6 +246,9 @@ std::string format_bench_step(const bench_step_result& r) {
             r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
         s += fmt::format("  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command)\n",
                          r.ratio_vs_peer);
+        s += fmt::format("  peer MFU        {:.1f}% (same FLOPs/token and peak): a ratio above {:.2f}x would need more "
+                         "than 100% of the measured fp32 FMA peak\n",
+                         100.0 * r.peer_mfu, r.ratio_at_peak);
     }
     return s;
 }
@@ -279,6 +286,8 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
         j["peer_torch_version"] = r.peer_version;
         j["peer_impl"] = r.peer_impl;
         j["ratio_vs_peer"] = r.ratio_vs_peer;
+        j["peer_mfu"] = r.peer_mfu;
+        j["ratio_at_peak"] = r.ratio_at_peak;
     } else {
         j["peer_tokens_per_s"] = nullptr;
         j["ratio_vs_peer"] = nullptr;

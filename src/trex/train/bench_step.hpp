@@ -61,6 +61,8 @@ struct bench_step_result {
     std::string peer_version;
     std::string peer_impl;
     double ratio_vs_peer = 0;  // tokens_per_s / peer_tokens_per_s
+    double peer_mfu = 0;       // the peer's tokens/s at the same FLOPs/token and measured peak
+    double ratio_at_peak = 0;  // 1 / peer_mfu: the ratio at which our step would run at 100% of the measured peak
 };
 
 bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,

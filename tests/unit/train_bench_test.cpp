@@ -1,0 +1,86 @@
+// `trex bench step` harness: the peer protocol (its JSON line), the ratio, and the peer's MFU under the same FLOPs
+// per token and measured peak (the ceiling argument of docs/benchmarks.md), with a stand-in peer script so that the
+// test needs no PyTorch. The real peer (tests/reference/peer_bench.py) prints the same keys.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "support/test_support.hpp"
+#include "trex/model/config.hpp"
+#include "trex/train/bench_step.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_peer(const std::string& name, const std::string& body) {
+    const fs::path dir = fs::temp_directory_path() / "trex-bench-step-test";
+    fs::create_directories(dir);
+    const fs::path p = dir / name;
+    std::ofstream(p) << body;
+    return p.string();
+}
+
+trex::bench_step_options small_options() {
+    trex::bench_step_options o;
+    o.batch = 1;
+    o.seq = 32;
+    o.steps = 1;
+    o.warmup = 0;
+    o.peer = true;
+    o.python = "/usr/bin/python3";
+    return o;
+}
+
+}  // namespace
+
+TEST(BenchStep, PeerRatioAndPeerMfuUseTheSameFlopsAndPeak) {
+    // The stand-in peer checks that it was handed the model + batch file, then reports 50 tokens/s.
+    const std::string script = write_peer("peer_ok.py", R"(import json, os, sys
+assert os.path.getsize(sys.argv[1]) > 0, "no peer input"
+print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 1, "loss": 8.5,
+                  "torch_version": "stand-in"}))
+)");
+    trex::bench_step_options o = small_options();
+    o.peer_script = script;
+    const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
+    ASSERT_TRUE(r.has_peer);
+    EXPECT_DOUBLE_EQ(r.peer_tokens_per_s, 50.0);
+    EXPECT_DOUBLE_EQ(r.ratio_vs_peer, r.tokens_per_s / 50.0);
+    EXPECT_GT(r.peak_gflops, 0.0);
+    EXPECT_NEAR(r.peer_mfu, 50.0 * r.flops_per_token / (r.peak_gflops * 1e9), 1e-12);
+    EXPECT_NEAR(r.ratio_at_peak * r.peer_mfu, 1.0, 1e-12);
+    // Our MFU and the peer's are on one scale: their quotient is the tokens/s ratio.
+    EXPECT_NEAR(r.mfu / r.peer_mfu, r.ratio_vs_peer, 1e-9 * r.ratio_vs_peer);
+    const nlohmann::json j = trex::bench_step_json(r);
+    for (const char* k : {"tokens_per_s", "gflops", "mfu", "peak_gflops", "flops_per_token", "peer_tokens_per_s",
+                          "ratio_vs_peer", "peer_mfu", "ratio_at_peak"})
+        EXPECT_TRUE(j.contains(k) && j[k].is_number()) << k;
+    const std::string text = trex::format_bench_step(r);
+    EXPECT_NE(text.find("peer MFU"), std::string::npos) << text;
+    EXPECT_NE(text.find("stand-in"), std::string::npos) << text;
+}
+
+TEST(BenchStep, FailingOrGarbledPeerIsAOneLineError) {
+    const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::bench_step_options o = small_options();
+    o.peer_script = write_peer("peer_fail.py", "import sys\nsys.stderr.write('no torch here\\n')\nsys.exit(3)\n");
+    std::string msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    EXPECT_NE(msg.find("the PyTorch peer failed"), std::string::npos) << msg;
+    o.peer_script = write_peer("peer_garbled.py", "print('tokens per second: lots')\n");
+    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    EXPECT_NE(msg.find("cannot parse the peer's output"), std::string::npos) << msg;
+    o.peer_script = write_peer("peer_nokey.py", R"(print('{"threads": 1}'))");
+    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    EXPECT_NE(msg.find("cannot parse the peer's output"), std::string::npos) << msg;
+    o.peer_script = write_peer("peer_zero.py",
+                               R"(print('{"tokens_per_s": 0, "step_seconds_median": 1, "threads": 1}'))");
+    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    EXPECT_NE(msg.find("tokens_per_s = 0 (must be positive)"), std::string::npos) << msg;
+    o.peer_script = "/nonexistent/peer.py";
+    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    EXPECT_NE(msg.find("peer script /nonexistent/peer.py not found"), std::string::npos) << msg;
+}
