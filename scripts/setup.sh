@@ -48,6 +48,7 @@ packages=(
   # trex eval: HTTP(S) client for OpenAI-compatible endpoints (and the loopback test server)
   libcpp-httplib-dev libssl-dev
 )
+t_start=$SECONDS
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -57,6 +58,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $sudo_cmd apt-get update
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+
+t_packages=$SECONDS
 
 # Project-local Python environment: numpy, and PuLP (with its bundled CBC) to re-execute the Python answers of
 # `trex data`; torch + transformers behind --with-torch.
@@ -84,6 +87,8 @@ print("setup: DeepSeek-V4 tokenizer files in data/deepseek-v4/ (from deepseek-to
 PY
 fi
 
+t_python=$SECONDS
+
 if [ "$build" -eq 1 ]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
   if [ "$build_all" -eq 1 ]; then
@@ -92,4 +97,5 @@ if [ "$build" -eq 1 ]; then
     cmake --build build -j "$(nproc)" --target trex
   fi
 fi
-echo "setup: done"
+echo "setup: done (Debian packages $((t_packages - t_start)) s, Python $((t_python - t_packages)) s," \
+  "configure + build $((SECONDS - t_python)) s)"

@@ -51,6 +51,7 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     EXPECT_DOUBLE_EQ(r.peer_tokens_per_s, 50.0);
     EXPECT_DOUBLE_EQ(r.ratio_vs_peer, r.tokens_per_s / 50.0);
     EXPECT_GT(r.peak_gflops, 0.0);
+    EXPECT_LE(r.peak_gflops_low, r.peak_gflops);  // the higher of the two measurements is the denominator
     EXPECT_NEAR(r.peer_mfu, 50.0 * r.flops_per_token / (r.peak_gflops * 1e9), 1e-12);
     EXPECT_NEAR(r.ratio_at_peak * r.peer_mfu, 1.0, 1e-12);
     // Our MFU and the peer's are on one scale: their quotient is the tokens/s ratio.

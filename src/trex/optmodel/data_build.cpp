@@ -265,7 +265,7 @@ std::vector<slot> make_slots(const build_config& c) {
         std::vector<representation> reps;
         std::vector<double> rw;
         for (const auto& [n, w] : c.representations) {
-            representation x;
+            representation x{};
             parse_representation(n, &x);
             reps.push_back(x);
             rw.push_back(w);

@@ -196,7 +196,11 @@ std::string table_param(const std::vector<const param_doc*>& group, const ojson&
     out += "\n" + sep + "\n";
     for (auto it = map.begin(); it != map.end(); ++it) {
         out += "| " + md_cell(it.key()) + " |";
-        for (const auto& c : cols) out += " " + (it.value().contains(c) ? md_cell(value_text(it.value().at(c))) : "-") + " |";
+        for (const auto& c : cols) {
+            out += ' ';
+            out += it.value().contains(c) ? md_cell(value_text(it.value().at(c))) : std::string("-");
+            out += " |";
+        }
         out += "\n";
     }
     return out;

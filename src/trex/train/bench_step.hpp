@@ -43,7 +43,8 @@ struct bench_step_result {
     double flops_per_token = 0;
     std::string flops_formula;
     double gflops = 0;       // achieved model GFLOP/s
-    double peak_gflops = 0;  // measured fp32 FMA peak
+    double peak_gflops = 0;  // measured fp32 FMA peak (the higher of two measurements, before and after the steps)
+    double peak_gflops_low = 0;  // the lower of the two (a large gap means the machine was busy during one)
     std::string peak_isa;
     double sgemm_gflops = 0;                // measured oneDNN sgemm rate (practical ceiling)
     double mfu = 0;                         // gflops / peak_gflops

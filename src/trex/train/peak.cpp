@@ -27,7 +27,11 @@ __attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters) {
         for (int k = 0; k < chains; k++) acc[k] = _mm512_fmadd_ps(acc[k], mul, add);
     __m512 s = acc[0];
     for (int k = 1; k < chains; k++) s = _mm512_add_ps(s, acc[k]);
-    return _mm512_reduce_add_ps(s);
+    alignas(64) float lanes[16];  // (not _mm512_reduce_add_ps: GCC 12's header warns inside it)
+    _mm512_store_ps(lanes, s);
+    float total = 0.0f;
+    for (float v : lanes) total += v;
+    return total;
 }
 
 __attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
