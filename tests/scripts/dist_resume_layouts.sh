@@ -6,14 +6,8 @@
 # schedule is pinned (optim.total) so that the 2-step run has the 4-step run's learning rates.
 # Usage: dist_resume_layouts.sh TREX SOURCE_DIR WORKDIR. Exit 77 (skipped) when mpirun is absent.
 set -euo pipefail
-trex="$1"; src="$2"; work="$3"
-command -v mpirun > /dev/null || { echo "mpirun not found: skipped"; exit 77; }
-rm -rf "$work"; mkdir -p "$work"
-export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-common=(--set "model.config=\"$src/configs/v4-tiny.json\"" --set data.batch=2 --set data.seq=64
-        --set optim.lr=1e-3 --set optim.total=4 --set checkpoint.every=2 --set log.report=false --set dist.timeout=120)
+source "$(dirname "$0")/dist_resume_common.sh"
 mpi=(mpirun -n 2 --oversubscribe --bind-to none)
-run() { local log="$1"; shift; "$@" > "$log" 2>&1 || { cat "$log"; exit 1; }; }
 run "$work/single.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --steps 4 --out "$work/single"
 run "$work/dp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --steps 2 --out "$work/dp2"
 run "$work/pp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --pp 2 --set data.grad_accum=2 --steps 2 \

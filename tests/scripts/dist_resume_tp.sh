@@ -8,13 +8,7 @@
 # rates.
 # Usage: dist_resume_tp.sh TREX SOURCE_DIR WORKDIR. Exit 77 (skipped) when mpirun is absent.
 set -euo pipefail
-trex="$1"; src="$2"; work="$3"
-command -v mpirun > /dev/null || { echo "mpirun not found: skipped"; exit 77; }
-rm -rf "$work"; mkdir -p "$work"
-export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-common=(--set "model.config=\"$src/configs/v4-tiny.json\"" --set data.batch=2 --set data.seq=64
-        --set optim.lr=1e-3 --set optim.total=4 --set checkpoint.every=2 --set log.report=false --set dist.timeout=120)
-run() { local log="$1"; shift; "$@" > "$log" 2>&1 || { cat "$log"; exit 1; }; }
+source "$(dirname "$0")/dist_resume_common.sh"
 run "$work/single.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --steps 4 --out "$work/single"
 run "$work/tp2dp2.log" mpirun -n 4 --oversubscribe --bind-to none "$trex" train "${common[@]}" --tp 2 --steps 2 \
   --out "$work/tp2dp2"

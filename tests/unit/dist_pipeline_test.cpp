@@ -28,14 +28,7 @@ trex::model_config micro() {
     return trex::load_config(trex::test::source_path("configs/v4-micro.json"));
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const trex::error& e) {
-        return e.what();
-    }
-    return "";
-}
+using trex::test::error_of;
 
 // Runs every rank's list: a send puts a message on the wire at once, a receive blocks until its message is there,
 // a forward/backward needs its inputs. Fails on a deadlock (no rank can move) or a broken dependency.

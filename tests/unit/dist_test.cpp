@@ -24,14 +24,7 @@ trex::model_config tiny() {
     return trex::load_config(trex::test::source_path("configs/v4-tiny.json"));
 }
 
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const trex::error& e) {
-        return e.what();
-    }
-    return "";
-}
+using trex::test::error_of;
 
 // A deterministic normal stream.
 struct normals {
