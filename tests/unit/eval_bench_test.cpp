@@ -36,12 +36,6 @@ std::string temp_dir(const std::string& name) {
     return d.string();
 }
 
-const eval_item* by_id(const std::vector<eval_item>& v, const std::string& id) {
-    for (const auto& it : v)
-        if (it.id == id) return &it;
-    return nullptr;
-}
-
 }  // namespace
 
 TEST(EvalBenchmarks, EnQaJsonlWithMalformedLine) {

@@ -129,7 +129,9 @@ TEST_F(EvalSandbox, InfiniteLoopAndSleepTimeOut) {
     EXPECT_EQ(judged(o), failure::timeout);
     o = hostile_python(ex, "import time\ntime.sleep(1000)\n", 12);
     EXPECT_EQ(o.status, "timeout") << o.detail;
-    if (full()) EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
+    if (full()) {
+        EXPECT_EQ(sandbox_processes(), 0) << sandbox_process_list();
+    }
 }
 
 TEST_F(EvalSandbox, HugeOutputIsCutAndKilled) {
@@ -298,7 +300,9 @@ TEST_F(EvalSandbox, HostileModelFiles) {
     const std::string target = dir_ + "/from_mathprog";
     o = ex.run_model("mathprog", "var x >= 0, <= 4;\nmaximize z: 2 * x;\nprintf \"pwned\\n\" > \"" + target +
                                      "\";\nsolve;\nend;\n");
-    if (full()) EXPECT_FALSE(fs::exists(target));
+    if (full()) {
+        EXPECT_FALSE(fs::exists(target));
+    }
     good_after();
     // a translation that never ends within the limits (10^9 variables)
     const double t0 = trex::now_seconds();

@@ -100,7 +100,9 @@ TEST(PlanSearch, V4ProOn1024DiesRanksFittingLayouts) {
     for (size_t i = 0; i < rep.best.size(); i++) {
         EXPECT_TRUE(rep.best[i].result.fits);
         EXPECT_GE(rep.best[i].result.headroom_GB, 0);
-        if (i > 0) EXPECT_GE(rep.best[i - 1].result.tokens_per_s, rep.best[i].result.tokens_per_s);
+        if (i > 0) {
+            EXPECT_GE(rep.best[i - 1].result.tokens_per_s, rep.best[i].result.tokens_per_s);
+        }
         // the ranked prediction is the one `trex plan` gives for that layout
         const plan_result again = evaluate(m, hw, load_calibration(), 1024, rep.best[i].setup, rep.best[i].layout);
         EXPECT_DOUBLE_EQ(again.tokens_per_s, rep.best[i].result.tokens_per_s);

@@ -84,7 +84,7 @@ TEST(TokenizerUtf8, ByteLevelAlphabetAndBase64) {
     EXPECT_EQ(back, all);
     EXPECT_EQ(tok::byte_to_char(' '), 0x120u);   // 'Ġ'
     EXPECT_EQ(tok::byte_to_char('\n'), 0x10Au);  // 'Ċ'
-    for (const std::string s : {std::string(""), std::string("a"), std::string("ab"), all}) {
+    for (const std::string& s : {std::string(""), std::string("a"), std::string("ab"), all}) {
         std::string d;
         ASSERT_TRUE(trex::base64_decode(trex::base64_encode(s), &d));
         EXPECT_EQ(d, s);
@@ -180,7 +180,7 @@ TEST(TokenizerFuzz, ArbitraryBytesRoundTrip) {
 }
 
 TEST(TokenizerFuzz, LongPiecesDoNotCrash) {
-    for (const std::string unit :
+    for (const std::string& unit :
          {std::string(" "), std::string("a"), std::string("7"), std::string("\n"), std::string("\xE4\xB8\xAD"),
           std::string("!"), std::string("\xFF"), std::string(" \t")}) {
         std::string s;
