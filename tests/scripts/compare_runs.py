@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares two `trex train` runs (docs/distributed.md): the metrics of every step and the final checkpoint.
 
-usage: compare_runs.py REF_RUN RUN [--bitwise | --rtol 1e-6 [--idx-rtol 1e-5] [--bitwise-first] [--metrics-only]]
+usage: compare_runs.py REF_RUN RUN [--bitwise | --rtol 1e-6 [--idx-rtol 1e-5] [--bitwise-first] [--metrics-only]
+                                    [--judge-until-routing-flip N]]
 
 --bitwise: every logged number of every step and every tensor of the last checkpoint (model.safetensors: weights,
 expert biases; optim.safetensors: Muon momentum, AdamW m and v) must be identical.
@@ -11,6 +12,10 @@ Otherwise losses (loss, lm, mtp, bal, idx) and the gradient norm of every step m
 tolerance for the indexer KL loss (a small difference of two cross-entropies, so its relative rounding is ~20x that
 of its inputs; tensor parallelism needs it, docs/distributed.md). Prints the largest differences; exits 1 on a
 mismatch.
+--judge-until-routing-flip N (with --metrics-only, for runs whose order of sums differs): the expert top-k is a
+discontinuous function, so two runs that differ by rounding can route one near-tied token differently, after which
+their losses differ by more than rounding. A step after step N whose expert loads differ then ends the judging: it
+and the later steps are reported, not judged. A difference in expert loads at step N or earlier is a mismatch.
 """
 import json
 import os
@@ -64,15 +69,32 @@ def main():
     if "--bitwise" in args:
         rtol = 0.0
     idx_rtol = float(args[args.index("--idx-rtol") + 1]) if "--idx-rtol" in args else rtol
+    flip_after = None
+    if "--judge-until-routing-flip" in args:
+        flip_after = int(args[args.index("--judge-until-routing-flip") + 1])
+        if not metrics_only:
+            print("--judge-until-routing-flip needs --metrics-only (the last checkpoint comes after the flip)")
+            return 2
+    valued = ("--rtol", "--idx-rtol", "--judge-until-routing-flip")
     ref, run = [a for i, a in enumerate(args)
-                if not a.startswith("--") and (i == 0 or args[i - 1] not in ("--rtol", "--idx-rtol"))][:2]
+                if not a.startswith("--") and (i == 0 or args[i - 1] not in valued)][:2]
     ok = True
     m_ref, m_run = metrics(ref), metrics(run)
     if sorted(m_ref) != sorted(m_run):
         print(f"steps differ: {sorted(m_ref)} vs {sorted(m_run)}")
         return 1
     worst = 0.0
+    judged = []
     for step in sorted(m_ref):
+        if m_ref[step]["expert_load"] != m_run[step]["expert_load"] and flip_after is not None and step > flip_after:
+            print(f"step {step}: expert loads differ (a near-tied token routed the other way): steps >= {step} are "
+                  f"reported, not judged")
+            for later in sorted(s for s in m_ref if s >= step):
+                for key in ("loss", "lm", "mtp", "bal", "idx", "grad_norm"):
+                    a, b = m_ref[later][key], m_run[later][key]
+                    print(f"  step {later} {key}: {a!r} vs {b!r} (rel {abs(a - b) / max(abs(a), 1e-30):.3g})")
+            break
+        judged.append(step)
         for key in ("loss", "lm", "mtp", "bal", "idx", "grad_norm"):
             a, b = m_ref[step][key], m_run[step][key]
             rel = abs(a - b) / max(abs(a), 1e-30)
@@ -87,7 +109,7 @@ def main():
         if m_ref[step]["expert_load"] != m_run[step]["expert_load"]:
             print(f"step {step}: expert loads differ")
             ok = False
-    print(f"metrics: {len(m_ref)} steps, largest relative difference {worst:.3g}")
+    print(f"metrics: {len(judged)} of {len(m_ref)} steps judged, largest relative difference {worst:.3g}")
     if metrics_only:
         print("OK" if ok else "MISMATCH")
         return 0 if ok else 1

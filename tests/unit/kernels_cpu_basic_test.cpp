@@ -254,6 +254,47 @@ TEST(KernelsCpuBasic, GemmWrapper) {
     EXPECT_EQ(c, 3.0f);
 }
 
+// syrk: C = alpha·X·Xᵀ + beta·C against the double reference; sizes below, at and above the 64-row leaf (several
+// recursion levels, odd splits), with padding (ldx, ldc > n), beta = 0 (C not read: NaN junk must not leak) and
+// beta ≠ 0 (only the lower triangle of C is read); the result is exactly symmetric.
+TEST(KernelsCpuBasic, SyrkMatchesReferenceAndIsSymmetric) {
+    struct shape {
+        int64_t n, k, pad;
+        double alpha, beta;
+    };
+    const shape cases[] = {{1, 5, 0, 1.0, 0.0},    {7, 3, 2, 0.5, 1.0},     {64, 40, 0, 1.0, 0.0},
+                           {65, 33, 1, -1.3, 0.7}, {130, 90, 3, 2.0, -4.8}, {300, 257, 0, 1.0, 0.0}};
+    uint64_t seed = 560;
+    for (const shape& c : cases) {
+        const int64_t ldx = c.k + c.pad, ldc = c.n + c.pad;
+        const vector<double> X = randf(c.n * ldx, seed++);
+        vector<double> C0 = randf(c.n * ldc, seed++);
+        for (int64_t i = 0; i < c.n; i++)  // a symmetric C on input (the documented use)
+            for (int64_t j = 0; j < i; j++) C0[j * ldc + i] = C0[i * ldc + j];
+        vector<double> C = C0;
+        gemm_ref(false, true, c.n, c.n, c.k, c.alpha, X, ldx, X, ldx, c.beta, C, ldc);
+        vector<float> Cf = to_f(C0);
+        for (int64_t i = 0; i < c.n; i++)
+            for (int64_t j = 0; j < c.n; j++)
+                if (c.beta == 0.0 || j > i) Cf[i * ldc + j] = std::numeric_limits<float>::quiet_NaN();
+        const vector<float> Cf0 = Cf;
+        cpu::syrk(c.n, c.k, (float)c.alpha, to_f(X).data(), ldx, (float)c.beta, Cf.data(), ldc);
+        char name[96];
+        std::snprintf(name, sizeof name, "syrk n=%ld k=%ld a=%g b=%g", (long)c.n, (long)c.k, c.alpha, c.beta);
+        vector<float> blk;
+        vector<double> blkr;
+        for (int64_t i = 0; i < c.n; i++) {
+            for (int64_t j = 0; j < c.n; j++) {
+                blk.push_back(Cf[i * ldc + j]);
+                blkr.push_back(C[i * ldc + j]);
+                ASSERT_EQ(Cf[i * ldc + j], Cf[j * ldc + i]) << name << ": not symmetric at " << i << "," << j;
+            }
+            for (int64_t j = c.n; j < ldc; j++) ASSERT_EQ(Cf[i * ldc + j], Cf0[i * ldc + j]) << name << ": padding";
+        }
+        expect_close(name, blk, blkr);
+    }
+}
+
 TEST(KernelsCpuBasic, Linear) {
     check_linear(7, 13, 5, 600);
     check_linear(1, 3, 1, 610);

@@ -13,7 +13,9 @@
 
 namespace {
 
-trex::safetensors_file fixture() { return trex::safetensors_file(trex::test::source_path("tests/golden/optim_steps.safetensors")); }
+trex::safetensors_file fixture() {
+    return trex::safetensors_file(trex::test::source_path("tests/golden/optim_steps.safetensors"));
+}
 
 }  // namespace
 
@@ -82,6 +84,56 @@ TEST(Optim, NewtonSchulzOrthogonalises) {
             worst = std::max(worst, std::fabs(s - (i == j ? 1.0 : 0.0)));
         }
     EXPECT_LT(worst, 0.05);  // the stabilising steps (2, −1.5, 0.5) pull the singular values to ~1
+}
+
+// The fast Newton–Schulz (symmetric products by cpu::syrk, X ← (a·I + b·A + c·A²)·X) against the iteration exactly
+// as spec §3 writes it, X ← a·X + (b·A + c·A²)·X with A = X·Xᵀ, in double — on matrices large enough that syrk
+// recurses (n > 64), wide, tall (transposed internally) and square.
+TEST(Optim, NewtonSchulzMatchesTheSpecIterationInDouble) {
+    const int64_t shapes[][2] = {{150, 300}, {300, 150}, {200, 200}, {16, 40}};
+    uint64_t seed = 30;
+    for (const auto& sh : shapes) {
+        const int64_t rows = sh[0], cols = sh[1];
+        std::vector<float> X(rows * cols);
+        for (int64_t i = 0; i < rows * cols; i++) X[i] = (float)trex::normal01(seed, 1, (uint64_t)i);
+        seed++;
+        // reference on Y [n, m] = X or Xᵀ, n ≤ m
+        const bool tr = rows > cols;
+        const int64_t n = tr ? cols : rows, m = tr ? rows : cols;
+        std::vector<double> Y(n * m), A(n * n), A2(n * n), Z(n * m);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) (tr ? Y[j * m + i] : Y[i * m + j]) = X[i * cols + j];
+        double ss = 0;
+        for (double v : Y) ss += v * v;
+        for (double& v : Y) v /= std::sqrt(ss) + 1e-7;
+        for (int k = 0; k < 10; k++) {
+            const double a = k < 8 ? 3.4445 : 2.0, b = k < 8 ? -4.7750 : -1.5, c = k < 8 ? 2.0315 : 0.5;
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int64_t q = 0; q < m; q++) s += Y[i * m + q] * Y[j * m + q];
+                    A[i * n + j] = s;
+                }
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int64_t q = 0; q < n; q++) s += A[i * n + q] * A[q * n + j];
+                    A2[i * n + j] = b * A[i * n + j] + c * s;
+                }
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t j = 0; j < m; j++) {
+                    double s = 0;
+                    for (int64_t q = 0; q < n; q++) s += A2[i * n + q] * Y[q * m + j];
+                    Z[i * m + j] = a * Y[i * m + j] + s;
+                }
+            Y.swap(Z);
+        }
+        std::vector<double> ref(rows * cols);
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < cols; j++) ref[i * cols + j] = tr ? Y[j * m + i] : Y[i * m + j];
+        trex::newton_schulz(X.data(), rows, cols, 8, 2);
+        EXPECT_LT(trex::test::rel_error(X.data(), ref.data(), (long)X.size()), 1e-5) << rows << "x" << cols;
+    }
 }
 
 TEST(Optim, EveryParameterLandsInItsGroup) {

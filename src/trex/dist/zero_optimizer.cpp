@@ -32,7 +32,8 @@ double update_cost(const param_store& p, int tensor, const optim_config& cfg) {
     const int iters = cfg.ns_fast_steps + cfg.ns_stable_steps;
     for (const muon_matrix& m : mats) {
         const double n = (double)std::min(m.rows, m.cols), k = (double)std::max(m.rows, m.cols);
-        c += iters * (4.0 * n * n * k + 2.0 * n * n * n) + 10.0 * n * k;
+        // per iteration: X·Xᵀ and A·Aᵀ as rank-k updates (cpu::syrk, ~half a GEMM each), then B·X (newton_schulz)
+        c += iters * (3.0 * n * n * k + n * n * n) + 10.0 * n * k;
     }
     return c;
 }

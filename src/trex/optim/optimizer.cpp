@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "trex/base/error.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
@@ -49,15 +50,18 @@ void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable) {
     }
     const float inv = (float)(1.0 / (std::sqrt(sum_squares(Y, n * m)) + 1e-7));
     for (int64_t i = 0; i < n * m; i++) Y[i] *= inv;
+    // X ← a·X + (b·A + c·A²)·X with A = X·Xᵀ, written as X ← B·X for the symmetric B = a·I + b·A + c·A·Aᵀ: both
+    // symmetric products are rank-k updates (cpu::syrk, about half a GEMM each) and the update needs no extra pass.
     for (int k = 0; k < fast + stable; k++) {
         const float a = k < fast ? 3.4445f : 2.0f;
         const float b = k < fast ? -4.7750f : -1.5f;
         const float c = k < fast ? 2.0315f : 0.5f;
-        cpu::gemm(false, true, n, n, m, 1.0f, Y, m, Y, m, 0.0f, A, n);   // A = Y Yᵀ
+        cpu::syrk(n, m, 1.0f, Y, m, 0.0f, A, n);  // A = Y Yᵀ
         std::memcpy(B, A, sizeof(float) * n * n);
-        cpu::gemm(false, false, n, n, n, c, A, n, A, n, b, B, n);        // B = b·A + c·A·A
+        cpu::syrk(n, n, c, A, n, b, B, n);  // B = b·A + c·A·Aᵀ
+        for (int64_t i = 0; i < n; i++) B[i * n + i] += a;
         cpu::gemm(false, false, n, m, n, 1.0f, B, n, Y, m, 0.0f, Z, m);  // Z = B·Y
-        for (int64_t i = 0; i < n * m; i++) Y[i] = a * Y[i] + Z[i];
+        std::swap(Y, Z);
     }
     if (tr) {
         for (int64_t i = 0; i < rows; i++)
@@ -180,8 +184,8 @@ optim_step_stats optimizer::step(double lr) {
     }
     for (const muon_matrix& mm : muon_)
         if (mm.rows * mm.cols >= small)
-            muon_step_matrix(p_.weights.data() + mm.offset, m_.data() + mm.offset, p_.grads.data() + mm.offset,
-                             mm.rows, mm.cols, lr, cfg_);
+            muon_step_matrix(p_.weights.data() + mm.offset, m_.data() + mm.offset, p_.grads.data() + mm.offset, mm.rows,
+                             mm.cols, lr, cfg_);
     for (int t : adam_tensors_) {
         const int64_t off = p_.offset[t];
         adamw_step_tensor(p_.weights.data() + off, m_.data() + off, v_.data() + off, p_.grads.data() + off,

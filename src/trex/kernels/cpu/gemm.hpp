@@ -12,6 +12,13 @@ namespace trex::cpu {
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
+// Symmetric rank-k update: C[n,n] = alpha·X·Xᵀ + beta·C for X [n,k] (row stride ldx). Only the lower triangle is
+// computed — recursively: C11 and C22 by halves, C21 = X2·X1ᵀ by one GEMM, blocks of ≤ 64 rows by a full GEMM — and
+// then mirrored, so the result is exactly symmetric and costs ~(1/2 + 1/2^depth) of a full GEMM's FLOPs (Muon's
+// Newton–Schulz: X·Xᵀ and A·A = A·Aᵀ; measured 1.2–1.4× faster than full GEMMs for n = 256…768, one thread).
+// With beta ≠ 0 only C's lower triangle is read (the upper one is overwritten by the mirror). Deterministic as gemm.
+void syrk(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float beta, float* C, int64_t ldc);
+
 // Helpers in the Linear (W [out,in]) convention.
 // y[N,out] = x[N,in]·Wᵀ (+ y when accumulate)
 void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate = false);
