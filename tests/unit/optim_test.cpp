@@ -2,6 +2,7 @@
 // Muon written from spec §3 in float64, AdamW = torch.optim.AdamW), parameter groups, schedule, clipping.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -57,14 +58,13 @@ TEST(Optim, AdamWMatchesTorchOptimAdamW) {
     cfg.weight_decay = ad.at("weight_decay");
     const int cases = std::stoi(f.metadata().at("adamw_cases"));
     for (int c = 0; c < cases; c++) {
-        const std::string p = "adamw." + std::to_string(c) + ".";
-        auto W = f.to_f32(p + "w0");
+        auto W = f.to_f32(fmt::format("adamw.{}.w0", c));
         std::vector<float> m(W.size(), 0.0f), v(W.size(), 0.0f);
         for (size_t k = 0; k < lrs.size(); k++) {
-            const auto G = f.to_f32(p + "g" + std::to_string(k));
+            const auto G = f.to_f32(fmt::format("adamw.{}.g{}", c, k));
             trex::adamw_step_tensor(W.data(), m.data(), v.data(), G.data(), (int64_t)W.size(), lrs[k], (int64_t)k + 1,
                                     cfg);
-            const auto Wr = f.to_f64(p + "w" + std::to_string(k + 1));
+            const auto Wr = f.to_f64(fmt::format("adamw.{}.w{}", c, k + 1));
             EXPECT_LT(trex::test::rel_error(W.data(), Wr.data(), (long)W.size()), 1e-6) << "adamw case " << c;
         }
     }

@@ -2,6 +2,7 @@
 // format; bad files give one-line errors naming the file and line.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,13 +112,13 @@ TEST(OptmodelIr, CanonicalHashIgnoresOrderAndNames) {
     // variables and constraints in reverse order, renamed
     for (int j = (int)a.vars.size() - 1; j >= 0; j--) {
         variable v = a.vars[j];
-        v.name = "v" + std::to_string(j);
+        v.name = fmt::format("v{}", j);
         b.vars.push_back(v);
     }
     const int n = (int)a.vars.size();
     for (int i = (int)a.cons.size() - 1; i >= 0; i--) {
         constraint c = a.cons[i];
-        c.name = "c" + std::to_string(i);
+        c.name = fmt::format("c{}", i);
         for (auto& t : c.terms) t.var = n - 1 - t.var;
         std::reverse(c.terms.begin(), c.terms.end());
         b.cons.push_back(c);
