@@ -77,11 +77,43 @@ TEST(BenchStep, FailingOrGarbledPeerIsAOneLineError) {
     o.peer_script = write_peer("peer_nokey.py", R"(print('{"threads": 1}'))");
     msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("cannot parse the peer's output"), std::string::npos) << msg;
-    o.peer_script = write_peer("peer_zero.py",
-                               R"(print('{"tokens_per_s": 0, "step_seconds_median": 1, "threads": 1}'))");
+    o.peer_script =
+        write_peer("peer_zero.py", R"(print('{"tokens_per_s": 0, "step_seconds_median": 1, "threads": 1}'))");
     msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("tokens_per_s = 0 (must be positive)"), std::string::npos) << msg;
     o.peer_script = "/nonexistent/peer.py";
     msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("peer script /nonexistent/peer.py not found"), std::string::npos) << msg;
+}
+
+TEST(BenchStep, BadOptionsAreOneLineErrorsBeforeAnyWork) {
+    const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::bench_step_options o = small_options();
+    for (const char* bad : {"x", "0", "-1", "", "2.5", "99999"}) {
+        o.peer_threads = bad;
+        const std::string msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+        EXPECT_NE(msg.find("--peer-threads must be 'auto' or a positive integer"), std::string::npos) << bad << msg;
+    }
+    o = small_options();
+    o.peer_impl = "jax";
+    EXPECT_NE(trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); }).find("--peer-impl"),
+              std::string::npos);
+    o = small_options();
+    o.batch = 0;
+    EXPECT_NE(trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); }).find("must be positive"),
+              std::string::npos);
+}
+
+TEST(BenchStep, SequenceBeyondMaxPositionsIsNoted) {
+    trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    cfg.max_position_embeddings = 16;  // the options' seq is 32
+    trex::bench_step_options o = small_options();
+    o.peer = false;
+    const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
+    const std::string text = trex::format_bench_step(r);
+    EXPECT_NE(text.find("seq 32 exceeds the config's max_position_embeddings 16"), std::string::npos) << text;
+    EXPECT_EQ(trex::bench_step_json(r).at("max_position_embeddings"), 16);
+    cfg.max_position_embeddings = 32;
+    const std::string ok = trex::format_bench_step(trex::run_bench_step(cfg, "v4-micro", o));
+    EXPECT_EQ(ok.find("exceeds"), std::string::npos) << ok;
 }

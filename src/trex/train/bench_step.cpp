@@ -66,18 +66,26 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
                                  const bench_step_options& opt) {
     TREX_CHECK(opt.batch > 0 && opt.seq > 0, "bench step: --batch and --seq must be positive");
     TREX_CHECK(opt.steps > 0 && opt.warmup >= 0, "bench step: --steps must be positive and --warmup non-negative");
+    TREX_CHECK(opt.peer_impl == "reference" || opt.peer_impl == "hf",
+               "bench step: --peer-impl must be 'reference' or 'hf', got '{}'", opt.peer_impl);
+    {
+        const std::string& t = opt.peer_threads;
+        const bool number =
+            !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), ::isdigit) && std::stoi(t) > 0;
+        TREX_CHECK(t == "auto" || number, "bench step: --peer-threads must be 'auto' or a positive integer, got '{}'",
+                   t);
+    }
     bench_step_result r;
     r.config_name = config_name;
     r.batch = opt.batch;
     r.seq = opt.seq;
     r.tokens_per_step = opt.batch * opt.seq;
     r.threads = omp_get_max_threads();
+    r.max_position_embeddings = cfg.max_position_embeddings;
 
     dsv4_model model(cfg);
     model.params().init(opt.seed);
     const synthetic_batch batch = make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1);
-    TREX_CHECK(opt.peer_impl == "reference" || opt.peer_impl == "hf",
-               "bench step: --peer-impl must be 'reference' or 'hf', got '{}'", opt.peer_impl);
     const bool lm_only = opt.peer && opt.peer_impl == "hf";
     step_options so;
     so.dense_csa = opt.dense_csa;
@@ -101,8 +109,8 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
                    "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)", python);
         TREX_CHECK(std::filesystem::exists(script), "bench step --peer: peer script {} not found", script);
     }
-    const std::string peer_input = fmt::format("{}/trex-peer-{}.safetensors",
-                                               std::filesystem::temp_directory_path().string(), (long)getpid());
+    const std::string peer_input =
+        fmt::format("{}/trex-peer-{}.safetensors", std::filesystem::temp_directory_path().string(), (long)getpid());
     if (opt.peer) write_peer_input(peer_input, model, batch, opt, so);
 
     std::unique_ptr<optimizer> optim;
@@ -226,9 +234,15 @@ std::string format_bench_step(const bench_step_result& r) {
         fmt::format("  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
                     r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
     if (r.peak_gflops_low < 0.85 * r.peak_gflops)
-        s += fmt::format("  note            the two peak measurements (before/after the timed steps) differ: {:.1f} vs "
-                         "{:.1f} GFLOP/s; the machine was busy during one of them, the higher is used\n",
-                         r.peak_gflops_low, r.peak_gflops);
+        s += fmt::format(
+            "  note            the two peak measurements (before/after the timed steps) differ: {:.1f} vs "
+            "{:.1f} GFLOP/s; the machine was busy during one of them, the higher is used\n",
+            r.peak_gflops_low, r.peak_gflops);
+    if (r.seq > r.max_position_embeddings)
+        s += fmt::format(
+            "  note            seq {} exceeds the config's max_position_embeddings {}: positions past it are "
+            "outside the model's RoPE range (the timing is valid, the model is not meant for it)\n",
+            r.seq, r.max_position_embeddings);
     s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
     if (!r.profile.empty()) {
         s += fmt::format("  profile of one more step ({:.4f} s; wall time per section, summed over layers):\n",
@@ -254,9 +268,10 @@ std::string format_bench_step(const bench_step_result& r) {
             r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
         s += fmt::format("  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command)\n",
                          r.ratio_vs_peer);
-        s += fmt::format("  peer MFU        {:.1f}% (same FLOPs/token and peak): a ratio above {:.2f}x would need more "
-                         "than 100% of the measured fp32 FMA peak\n",
-                         100.0 * r.peer_mfu, r.ratio_at_peak);
+        s += fmt::format(
+            "  peer MFU        {:.1f}% (same FLOPs/token and peak): a ratio above {:.2f}x would need more "
+            "than 100% of the measured fp32 FMA peak\n",
+            100.0 * r.peer_mfu, r.ratio_at_peak);
     }
     return s;
 }
@@ -266,6 +281,7 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     j["config"] = r.config_name;
     j["batch"] = r.batch;
     j["seq"] = r.seq;
+    j["max_position_embeddings"] = r.max_position_embeddings;
     j["tokens_per_step"] = r.tokens_per_step;
     j["step_kind"] = r.step_kind;
     j["threads"] = r.threads;

@@ -28,22 +28,23 @@ struct bench_step_options {
     // "reference": the full step in tests/reference/dsv4_ref.py; "hf": HF transformers' DeepseekV4ForCausalLM, which
     // has no MTP, balance or indexer loss, so both sides then time forward + LM loss + backward only.
     std::string peer_impl = "reference";
-    bool profile = false;  // one extra (untimed) step with per-section wall times
+    bool profile = false;    // one extra (untimed) step with per-section wall times
     bool optimizer = false;  // include the optimizer update (Muon + AdamW, spec §3) in every timed step
 };
 
 struct bench_step_result {
     std::string config_name;
     int64_t batch = 0, seq = 0, tokens_per_step = 0;
-    std::string step_kind;  // "full" (all losses, MTP) or "lm-only" (the reduced step of --peer-impl hf)
+    int64_t max_position_embeddings = 0;  // of the config (a note is printed when seq exceeds it)
+    std::string step_kind;                // "full" (all losses, MTP) or "lm-only" (the reduced step of --peer-impl hf)
     int threads = 0;
     double step_seconds = 0;  // median
     double step_seconds_min = 0;
     double tokens_per_s = 0;
     double flops_per_token = 0;
     std::string flops_formula;
-    double gflops = 0;       // achieved model GFLOP/s
-    double peak_gflops = 0;  // measured fp32 FMA peak (the higher of two measurements, before and after the steps)
+    double gflops = 0;           // achieved model GFLOP/s
+    double peak_gflops = 0;      // measured fp32 FMA peak (the higher of two measurements, before and after the steps)
     double peak_gflops_low = 0;  // the lower of the two (a large gap means the machine was busy during one)
     std::string peak_isa;
     double sgemm_gflops = 0;                // measured oneDNN sgemm rate (practical ceiling)
