@@ -142,3 +142,30 @@ TEST(ModelStep, BadTokenIdsAreErrors) {
         EXPECT_NE(std::string(e.what()).find("input_ids[5]"), std::string::npos) << e.what();
     }
 }
+
+// What the forward keeps for the backward grows linearly with the tokens, and recompute keeps one block's activations
+// instead of every block's (the block inputs, heads and logits stay): the memory side of step_options::recompute.
+TEST(ModelStep, ActivationMemoryIsLinearInTokensAndRecomputeKeepsOneBlock) {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    const int blocks = cfg.n_layers() + (cfg.has_mtp() ? 1 : 0);
+    ASSERT_GE(blocks, 3);
+    auto kept = [&](int64_t B, bool recompute) {
+        trex::dsv4_model model(cfg);
+        model.params().init(5);
+        EXPECT_EQ(model.activation_bytes(), 0u);
+        auto batch = make_batch(B, 64, cfg.vocab_size, 9);
+        trex::step_options opts;
+        opts.recompute = recompute;
+        model.step(batch.view(), opts);
+        EXPECT_GT(model.workspace_bytes(), 0u);
+        return (double)model.activation_bytes();
+    };
+    const double a2 = kept(2, false), a4 = kept(4, false), r2 = kept(2, true), r4 = kept(4, true);
+    EXPECT_NEAR(a4 / a2, 2.0, 0.2) << a2 << " " << a4;
+    EXPECT_NEAR(r4 / r2, 2.0, 0.2) << r2 << " " << r4;
+    // a2 = shared + Σ blocks, r2 = shared + (the largest block): the saving is at least (blocks − 1)/blocks of the
+    // blocks' part, which is most of the total here
+    EXPECT_LT(r2, 0.6 * a2) << "recompute: " << r2 << " bytes vs " << a2;
+    std::printf("activations kept, v4-micro, 2 x 64 tokens: %.0f bytes (%.0f per token); recompute: %.0f\n", a2,
+                a2 / 128.0, r2);
+}

@@ -9,6 +9,7 @@
 
 #include "support/test_support.hpp"
 #include "trex/model/config.hpp"
+#include "trex/model/params.hpp"
 #include "trex/train/bench_step.hpp"
 
 namespace fs = std::filesystem;
@@ -57,12 +58,20 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     // Our MFU and the peer's are on one scale: their quotient is the tokens/s ratio.
     EXPECT_NEAR(r.mfu / r.peer_mfu, r.ratio_vs_peer, 1e-9 * r.ratio_vs_peer);
     const nlohmann::json j = trex::bench_step_json(r);
+    // memory: the model's own accounting, the arenas, and a peak resident set that holds at least the arenas
+    EXPECT_GT(r.activation_bytes, 0.0);
+    EXPECT_GT(r.workspace_bytes, 0.0);
+    EXPECT_DOUBLE_EQ(r.param_bytes, 8.0 * (double)trex::param_store(cfg).n_floats);
+    EXPECT_EQ(r.optimizer_state_bytes, 0.0);  // no --optimizer
+    EXPECT_GE(r.peak_rss_bytes, r.param_bytes + r.activation_bytes);
     for (const char* k : {"tokens_per_s", "gflops", "mfu", "peak_gflops", "flops_per_token", "peer_tokens_per_s",
-                          "ratio_vs_peer", "peer_mfu", "ratio_at_peak"})
+                          "ratio_vs_peer", "peer_mfu", "ratio_at_peak", "activation_bytes", "workspace_bytes",
+                          "param_bytes", "optimizer_state_bytes", "peak_rss_bytes"})
         EXPECT_TRUE(j.contains(k) && j[k].is_number()) << k;
     const std::string text = trex::format_bench_step(r);
     EXPECT_NE(text.find("peer MFU"), std::string::npos) << text;
     EXPECT_NE(text.find("stand-in"), std::string::npos) << text;
+    EXPECT_NE(text.find("activations kept for backward"), std::string::npos) << text;
 }
 
 TEST(BenchStep, FailingOrGarbledPeerIsAOneLineError) {

@@ -127,6 +127,10 @@ struct block_acts {
     // losses of this block
     double bal = 0, idx = 0;
     std::vector<int64_t> load;  // [E]
+
+    // held by the vectors above (capacity), the MoE state included; a new member must be added to the list in
+    // model/memory.cpp
+    size_t bytes() const;
 };
 
 // mHC sizes of a config.
@@ -171,9 +175,11 @@ class expert_dispatcher {
 
 // What the main head and the MTP input/head keep from forward to backward (the last stage).
 struct head_acts {
-    std::vector<float> x, xn, xrstd, hmix, hrho;                // [N,d] [N,d] [N] [N,n] [N]: hc_head, norm
-    std::vector<float> en, erstd, hn, hrstd;                    // MTP input: [N,d] [N] [N,n,d] [N,n]
-    std::vector<float> x2, xn2, x2rstd, h2mix, h2rho;           // MTP head
+    std::vector<float> x, xn, xrstd, hmix, hrho;       // [N,d] [N,d] [N] [N,n] [N]: hc_head, norm
+    std::vector<float> en, erstd, hn, hrstd;           // MTP input: [N,d] [N] [N,n,d] [N,n]
+    std::vector<float> x2, xn2, x2rstd, h2mix, h2rho;  // MTP head
+
+    size_t bytes() const;
 };
 
 // Everything a stage forward keeps for its backward (one micro-batch). Several micro-batches are in flight on a
@@ -230,6 +236,12 @@ class dsv4_model {
     const std::vector<float>& mtp_logits() const { return mtp_logits_out_; }
     // After step(): 4-stream state after block l (l = L: the MTP block), [N,n,d].
     const float* block_output(int l) const;
+    // Memory of the last forward (capacity of the buffers, bytes): what it keeps for the backward (every block's
+    // saved activations — one block's under recompute —, the block inputs, logits, head and MTP activations; the
+    // same fields as forward_state) and the model's backward temporaries. The kernels' per-thread scratch and the
+    // parameter arenas are not included.
+    size_t activation_bytes() const;
+    size_t workspace_bytes() const;
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
     const std::vector<int32_t>& csa_selection(int layer, int64_t* kw) const;
 

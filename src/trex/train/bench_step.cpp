@@ -1,6 +1,7 @@
 #include "trex/train/bench_step.hpp"
 
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,6 +61,13 @@ std::string run_capture(const std::string& cmd, int* status) {
     return out;
 }
 
+// The process's peak resident set (getrusage; the peer is a child process and is not included).
+double peak_resident_bytes() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return 1024.0 * (double)u.ru_maxrss;  // KiB on Linux
+}
+
 }  // namespace
 
 bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
@@ -82,6 +90,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.tokens_per_step = opt.batch * opt.seq;
     r.threads = omp_get_max_threads();
     r.max_position_embeddings = cfg.max_position_embeddings;
+    r.recompute = opt.recompute;
 
     dsv4_model model(cfg);
     model.params().init(opt.seed);
@@ -137,6 +146,11 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         }
         r.loss = sr.loss;
     }
+    r.activation_bytes = (double)model.activation_bytes();
+    r.workspace_bytes = (double)model.workspace_bytes();
+    r.param_bytes = 2.0 * sizeof(float) * (double)model.params().n_floats;  // weights + gradients
+    r.optimizer_state_bytes = optim ? 2.0 * sizeof(float) * (double)model.params().n_floats : 0.0;
+    r.peak_rss_bytes = peak_resident_bytes();
     std::sort(opt_times.begin(), opt_times.end());
     r.optimizer_seconds = opt_times[opt_times.size() / 2];
     if (opt.profile) {
@@ -244,6 +258,15 @@ std::string format_bench_step(const bench_step_result& r) {
             "outside the model's RoPE range (the timing is valid, the model is not meant for it)\n",
             r.seq, r.max_position_embeddings);
     s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
+    constexpr double MiB = 1024.0 * 1024.0;
+    s += fmt::format(
+        "  memory          activations kept for backward {:.1f} MiB ({:.1f} KiB/token{}), backward "
+        "temporaries {:.1f} MiB, weights + grads {:.1f} MiB{}; peak resident {:.1f} MiB\n",
+        r.activation_bytes / MiB, r.activation_bytes / 1024.0 / (double)r.tokens_per_step,
+        r.recompute ? ", recompute: one block's" : "", r.workspace_bytes / MiB, r.param_bytes / MiB,
+        r.optimizer_state_bytes > 0 ? fmt::format(", optimizer state {:.1f} MiB", r.optimizer_state_bytes / MiB)
+                                    : std::string(),
+        r.peak_rss_bytes / MiB);
     if (!r.profile.empty()) {
         s += fmt::format("  profile of one more step ({:.4f} s; wall time per section, summed over layers):\n",
                          r.profile_step_seconds);
@@ -282,6 +305,12 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     j["batch"] = r.batch;
     j["seq"] = r.seq;
     j["max_position_embeddings"] = r.max_position_embeddings;
+    j["recompute"] = r.recompute;
+    j["activation_bytes"] = r.activation_bytes;
+    j["workspace_bytes"] = r.workspace_bytes;
+    j["param_bytes"] = r.param_bytes;
+    j["optimizer_state_bytes"] = r.optimizer_state_bytes;
+    j["peak_rss_bytes"] = r.peak_rss_bytes;
     j["tokens_per_step"] = r.tokens_per_step;
     j["step_kind"] = r.step_kind;
     j["threads"] = r.threads;

@@ -47,9 +47,14 @@ struct bench_step_result {
     double peak_gflops = 0;      // measured fp32 FMA peak (the higher of two measurements, before and after the steps)
     double peak_gflops_low = 0;  // the lower of the two (a large gap means the machine was busy during one)
     std::string peak_isa;
-    double sgemm_gflops = 0;                // measured oneDNN sgemm rate (practical ceiling)
-    double mfu = 0;                         // gflops / peak_gflops
-    double loss = 0;                        // the step's total loss (sanity: the peer computes the same)
+    double sgemm_gflops = 0;  // measured oneDNN sgemm rate (practical ceiling)
+    double mfu = 0;           // gflops / peak_gflops
+    double loss = 0;          // the step's total loss (sanity: the peer computes the same)
+    // memory after the timed steps (bytes): dsv4_model::activation_bytes / workspace_bytes, the parameter arenas
+    // (weights + grads), Muon/AdamW state (m, v) with --optimizer, and the process's peak resident set
+    bool recompute = false;
+    double activation_bytes = 0, workspace_bytes = 0, param_bytes = 0, optimizer_state_bytes = 0;
+    double peak_rss_bytes = 0;
     std::map<std::string, double> profile;  // section -> seconds of the profiled step (when requested)
     double profile_step_seconds = 0;
     bool with_optimizer = false;
