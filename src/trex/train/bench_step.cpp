@@ -1,7 +1,6 @@
 #include "trex/train/bench_step.hpp"
 
 #include <omp.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "trex/base/error.hpp"
+#include "trex/base/resources.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/io/safetensors.hpp"
 #include "trex/model/counts.hpp"
@@ -59,13 +59,6 @@ std::string run_capture(const std::string& cmd, int* status) {
     while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
     *status = pclose(p);
     return out;
-}
-
-// The process's peak resident set (getrusage; the peer is a child process and is not included).
-double peak_resident_bytes() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return 1024.0 * (double)u.ru_maxrss;  // KiB on Linux
 }
 
 }  // namespace
@@ -150,7 +143,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.workspace_bytes = (double)model.workspace_bytes();
     r.param_bytes = 2.0 * sizeof(float) * (double)model.params().n_floats;  // weights + gradients
     r.optimizer_state_bytes = optim ? 2.0 * sizeof(float) * (double)model.params().n_floats : 0.0;
-    r.peak_rss_bytes = peak_resident_bytes();
+    r.peak_rss_bytes = peak_resident_bytes();  // the peer is a child process: not included
     std::sort(opt_times.begin(), opt_times.end());
     r.optimizer_seconds = opt_times[opt_times.size() / 2];
     if (opt.profile) {

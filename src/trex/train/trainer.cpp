@@ -15,16 +15,17 @@
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
 #include "trex/base/progress.hpp"
+#include "trex/base/resources.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/data/packer.hpp"
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
+#include "trex/data/tokenize.hpp"
 #include "trex/dist/context.hpp"
 #include "trex/dist/expert_parallel.hpp"
 #include "trex/dist/pipeline.hpp"
 #include "trex/dist/tensor_parallel.hpp"
 #include "trex/io/hf_checkpoint.hpp"
-#include "trex/data/tokenize.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
@@ -109,7 +110,9 @@ void truncate_metrics(const std::string& path, int64_t last_step) {
     write_file_atomic(path, kept);
 }
 
-bool finite(double x) { return std::isfinite(x); }
+bool finite(double x) {
+    return std::isfinite(x);
+}
 
 }  // namespace
 
@@ -133,8 +136,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         pl = dist::make_pipeline_layout(mc, dist::parse_pp_schedule(cfg.pp_schedule), dc.mesh.pp, cfg.pp_virtual,
                                         dc.mesh.pp_rank, cfg.pp_layers);
         TREX_CHECK(pl.kind != dist::pp_schedule_kind::interleaved || cfg.grad_accum % dc.mesh.pp == 0,
-                   "--pp {} with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by {}",
-                   dc.mesh.pp, dc.mesh.pp);
+                   "--pp {} with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by {}", dc.mesh.pp,
+                   dc.mesh.pp);
     }
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
     // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
@@ -254,8 +257,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     const int64_t micro_total = cfg.grad_accum * dp;  // micro-batches of one optimizer step, over all DP ranks
     if (root) {
         fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} rank(s) x {} threads\n",
-                   cfg.name, cfg.mode, cfg.steps, micro_total, cfg.batch, cfg.seq, world.size(),
-                   omp_get_max_threads());
+                   cfg.name, cfg.mode, cfg.steps, micro_total, cfg.batch, cfg.seq, world.size(), omp_get_max_threads());
         fmt::print(stderr, "train: data: {}\n", data.source().describe());
         fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {})\n",
                    fb.total, peak.gflops * world.size(), peak.isa);
@@ -341,7 +343,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             accumulate(own++);
             double* f = mine.data() + (m / dp) * kLossFields;
             f[0] = r.loss, f[1] = r.lm, f[2] = r.mtp, f[3] = r.bal, f[4] = r.idx;
-            if (load.empty()) load = r.expert_load;
+            if (load.empty())
+                load = r.expert_load;
             else
                 for (size_t l = 0; l < r.expert_load.size(); l++)
                     for (size_t e = 0; e < r.expert_load[l].size(); e++) load[l][e] += r.expert_load[l][e];
@@ -349,8 +352,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         // pipelined: every rank of a pipeline gets the whole model's losses of its micro-batches (the all-gather below
         // reads them from the first stage's ranks) and its own blocks' expert loads (summed over the world below)
         if (pipe) pipe->run(pipe_batches, so, mine, load);
-        if (cfg.grad_accum > 1)
-            std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
+        if (cfg.grad_accum > 1) std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
         // losses summed in micro-batch order (as one process running all micro-batches would); loads summed
         std::vector<double> all(mine.size() * dpc.size());
         dpc.all_gather(mine.data(), all.data(), std::vector<int64_t>(dpc.size(), (int64_t)mine.size()),
@@ -400,10 +402,21 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         if (root && step == start) {
             const peak_measurement again = measure_fma_peak(0.2);
             if (again.gflops > 1.15 * peak.gflops)
-                fmt::print(stderr, "train: peak re-measured after the first step: {:.1f} GFLOP/s (the first measurement, "
-                                   "{:.1f}, was taken on a busy machine); MFU uses the higher\n",
+                fmt::print(stderr,
+                           "train: peak re-measured after the first step: {:.1f} GFLOP/s (the first measurement, "
+                           "{:.1f}, was taken on a busy machine); MFU uses the higher\n",
                            again.gflops * world.size(), peak.gflops * world.size());
             peak.gflops = std::max(peak.gflops, again.gflops);
+            constexpr double MiB = 1024.0 * 1024.0;
+            // (pipelined, the other micro-batches in flight hold their own activations: only the resident set then)
+            const std::string acts =
+                pipelined ? std::string()
+                          : fmt::format("activations kept for backward {:.1f} MiB ({:.1f} KiB/token{}), ",
+                                        (double)model.activation_bytes() / MiB,
+                                        (double)model.activation_bytes() / 1024.0 / (double)(cfg.batch * cfg.seq),
+                                        cfg.recompute ? ", recompute" : "");
+            fmt::print(stderr, "train: memory after the first step (rank 0): {}peak resident {:.1f} MiB\n", acts,
+                       peak_resident_bytes() / MiB);
         }
         if (step == start) sum.first_loss = acc.loss;
         sum.last_loss = acc.loss;
