@@ -58,3 +58,24 @@ TEST(ConfigCli, BadConfigGivesOneLineError) {
     EXPECT_EQ(one_line(r.out), "trex: error: --seq-len must be >= 1 (got 0)");
     std::filesystem::remove_all(dir);
 }
+
+// A model whose parameters cannot fit this machine (the release configs: 2.3 TB and 12.8 TB of fp32 weights and
+// gradients) is a one-line error before any allocation, not an out-of-memory kill in the middle of zero-filling.
+TEST(ConfigCli, ModelLargerThanTheMachineIsAOneLineError) {
+    const std::string out = temp_dir() + "/never_made";
+    const std::string pro = source_path("configs/v4-pro.json");
+    const std::string cmds[] = {
+        trex_binary() + " bench step --steps 1 --warmup 0 --config " + pro,
+        trex_binary() + " train --config " + source_path("configs/train-tiny-cpt.toml") + " --set model.config=" + pro +
+            " --steps 1 --out " + out,
+    };
+    for (const std::string& cmd : cmds) {
+        const auto r = run_command(cmd);
+        EXPECT_NE(r.exit_code, 0) << cmd;
+        const std::string line = one_line(r.out);
+        EXPECT_EQ(line.find('\n'), std::string::npos) << r.out;
+        EXPECT_NE(line.find("the model's fp32 weights and gradients would take 12"), std::string::npos) << r.out;
+        EXPECT_NE(line.find("GB of memory"), std::string::npos) << r.out;
+    }
+    EXPECT_FALSE(std::filesystem::exists(out)) << "the failed run left its directory behind";
+}

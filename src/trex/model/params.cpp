@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "trex/base/error.hpp"
+#include "trex/base/resources.hpp"
 #include "trex/base/rng.hpp"
 
 namespace trex {
@@ -33,6 +34,10 @@ param_store::param_store(const model_config& c, bool include_mtp, bool with_grad
         }
     }
     n_floats = fo;
+    // checked before allocating: the arenas are zero-filled, so an over-committed allocation would be answered by the
+    // OOM killer in the middle of the memset rather than by an error
+    check_fits_in_memory(sizeof(float) * ((double)fo * (with_grads ? 2.0 : 1.0) + (double)io),
+                         with_grads ? "the model's fp32 weights and gradients" : "the model's fp32 weights");
     weights.allocate(fo);
     if (with_grads) grads.allocate(fo);
     tables.assign(io, 0);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "trex/base/error.hpp"
+#include "trex/base/resources.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/scratch.hpp"
 
@@ -96,6 +97,9 @@ std::vector<muon_matrix> muon_matrices_of(const param_store& p, int i, const opt
 optimizer::optimizer(param_store& params, const optim_config& cfg) : p_(params), cfg_(cfg) {
     TREX_CHECK(cfg.kind == "muon" || cfg.kind == "adamw", "optimizer: kind must be 'muon' or 'adamw', got '{}'",
                cfg.kind);
+    // on top of the resident weights and gradients
+    check_fits_in_memory(sizeof(float) * 4.0 * (double)p_.n_floats,
+                         "the fp32 weights, gradients and optimizer moments (m, v)");
     m_.allocate(p_.n_floats);
     v_.allocate(p_.n_floats);
     is_muon_.assign(p_.specs.size(), false);

@@ -142,6 +142,11 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
     // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
     dist::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
+    {  // before the run directory is made: a model that cannot fit is an error that leaves nothing behind
+        double floats = 0;
+        for (const tensor_spec& s : build_inventory(mc, true)) floats += (double)s.numel();
+        check_fits_in_memory(2.0 * sizeof(float) * floats, "the model's fp32 weights and gradients");
+    }
     if (root) {
         std::error_code ec;
         fs::create_directories(cfg.out_dir, ec);
