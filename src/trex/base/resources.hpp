@@ -1,6 +1,5 @@
 #pragma once
 
-
 namespace trex {
 
 // The process's peak resident set in bytes (getrusage; child processes are not included).
