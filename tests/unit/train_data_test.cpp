@@ -26,7 +26,9 @@ using trex::tok::tokenizer;
 namespace {
 
 // A byte-level BPE tokenizer trained by `trex tokenizer train` (1000 ids, the DeepSeek-V4 special tokens).
-std::string tok_path() { return trex::test::source_path("tests/golden/tokenizer/trained_v1000.json"); }
+std::string tok_path() {
+    return trex::test::source_path("tests/golden/tokenizer/trained_v1000.json");
+}
 
 std::string tmp_dir(const std::string& name) {
     const fs::path p = fs::temp_directory_path() / ("trex_train_data_test_" + std::to_string(getpid()) + "_" + name);
@@ -234,9 +236,8 @@ TEST(Train, SftOnMessagesTrainsOnAssistantTokensOnly) {
     auto cfg = trex::load_train_config(
         "", {"model.config=\"" + trex::test::source_path("configs/v4-tiny.json") + "\"", "run.mode=\"sft\"",
              "data.batch=3", "data.seq=64", "data.tokenizer=\"" + tok_path() + "\"",
-             "data.sources=[{kind=\"messages\", path=\"" + d + "/chat.jsonl\"}]", "optim.lr=3e-3",
-             "optim.warmup=2", "checkpoint.every=0", "log.report=false", "run.steps=12",
-             "run.out_dir=\"" + d + "/run\""});
+             "data.sources=[{kind=\"messages\", path=\"" + d + "/chat.jsonl\"}]", "optim.lr=3e-3", "optim.warmup=2",
+             "checkpoint.every=0", "log.report=false", "run.steps=12", "run.out_dir=\"" + d + "/run\""});
     const auto s = trex::run_training(cfg);
     std::ifstream in(d + "/run/metrics.jsonl");
     std::string line;
@@ -244,9 +245,9 @@ TEST(Train, SftOnMessagesTrainsOnAssistantTokensOnly) {
     while (std::getline(in, line))
         if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
     ASSERT_EQ(rows.size(), 12u);
-    trex::packer p(std::make_unique<trex::shard_source>(std::vector<std::string>{d + "/run/data/source-0"}, cfg.seed,
-                                                        0, 4096u),
-                   "sft", cfg.pad_id);
+    trex::packer p(
+        std::make_unique<trex::shard_source>(std::vector<std::string>{d + "/run/data/source-0"}, cfg.seed, 0, 4096u),
+        "sft", cfg.pad_id);
     trex::train_batch b;
     for (const auto& r : rows) {
         p.next(b, 3, 64);
@@ -275,9 +276,16 @@ TEST(Train, TinyCptOfTheReadmeMainJobLearns) {
     std::ifstream in(d + "/run/metrics.jsonl");
     std::string line;
     std::vector<double> lm;
+    double rss = 0;
     while (std::getline(in, line))
-        if (!line.empty()) lm.push_back(nlohmann::json::parse(line)["lm"].get<double>());
+        if (!line.empty()) {
+            const auto j = nlohmann::json::parse(line);
+            lm.push_back(j["lm"].get<double>());
+            EXPECT_GE(j.value("peak_rss_mib", 0.0), rss) << "a peak cannot fall";
+            rss = j.value("peak_rss_mib", 0.0);
+        }
     ASSERT_EQ(lm.size(), 30u);
+    EXPECT_GT(rss, 8.0 * 13e6 / (1024 * 1024)) << "below the weights and gradients alone";
     EXPECT_NEAR(lm.front(), std::log(4096.0), 0.3);
     double tail = 0;
     for (size_t i = lm.size() - 5; i < lm.size(); i++) tail += lm[i];
@@ -285,4 +293,5 @@ TEST(Train, TinyCptOfTheReadmeMainJobLearns) {
     EXPECT_EQ(s.skipped, 0);
     EXPECT_TRUE(fs::exists(d + "/run/report.html"));
     EXPECT_TRUE(fs::exists(d + "/run/report.md"));
+    EXPECT_NE(trex::read_file(d + "/run/report.md").find("| peak resident memory (rank 0) |"), std::string::npos);
 }

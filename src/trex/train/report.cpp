@@ -17,7 +17,9 @@ namespace trex {
 
 namespace {
 
-std::string esc(const std::string& s) { return html_escape(s); }
+std::string esc(const std::string& s) {
+    return html_escape(s);
+}
 
 double nice_step(double range, int ticks) {
     const double raw = range / std::max(ticks, 1);
@@ -141,7 +143,7 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
     svg_series total{"total", "#1f77b4", {}, {}}, lm{"LM", "#2ca02c", {}, {}}, mtp{"MTP", "#ff7f0e", {}, {}},
         tps{"tokens/s", "#9467bd", {}, {}}, gn{"grad norm", "#d62728", {}, {}};
     int64_t skipped = 0, spikes = 0;
-    double tps_sum = 0, mfu_sum = 0;
+    double tps_sum = 0, mfu_sum = 0, rss = 0;
     std::vector<std::vector<double>> heat;
     for (const auto& r : rows) {
         const double s = r.value("step", 0.0);
@@ -154,6 +156,7 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
         spikes += r.value("spike", false);
         tps_sum += r.value("tokens_per_s", 0.0);
         mfu_sum += r.value("mfu", 0.0);
+        rss = std::max(rss, r.value("peak_rss_mib", 0.0));  // absent in metrics of older runs
     }
     // expert load heat map: tokens per expert summed over the last (up to) 20 logged steps
     for (size_t i = rows.size() > 20 ? rows.size() - 20 : 0; i < rows.size(); i++) {
@@ -167,7 +170,8 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
     const std::string loss_svg = svg_line_chart("Loss", "loss", {total, lm, mtp});
     const std::string tps_svg = svg_line_chart("Throughput", "tokens/s", {tps});
     const std::string gn_svg = svg_line_chart("Gradient norm (before clipping)", "norm", {gn}, true);
-    const std::string heat_svg = heat.empty() ? "" : svg_heat_map("Expert load (last 20 logged steps)", heat, "layer", "expert");
+    const std::string heat_svg =
+        heat.empty() ? "" : svg_heat_map("Expert load (last 20 logged steps)", heat, "layer", "expert");
     write_file_atomic((d / "loss.svg").string(), loss_svg);
     write_file_atomic((d / "throughput.svg").string(), tps_svg);
     write_file_atomic((d / "grad_norm.svg").string(), gn_svg);
@@ -185,8 +189,9 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
                       last.value("lm", NAN), last.value("mtp", NAN), last.value("bal", NAN), last.value("idx", NAN));
     md += fmt::format("| tokens seen | {} |\n", last.value("tokens", 0));
     md += fmt::format("| mean tokens/s | {:.1f} |\n", n ? tps_sum / n : 0.0);
-    md += fmt::format("| mean MFU | {:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak) |\n", n ? 100 * mfu_sum / n : 0.0,
-                      peak_gflops);
+    md += fmt::format("| mean MFU | {:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak) |\n",
+                      n ? 100 * mfu_sum / n : 0.0, peak_gflops);
+    if (rss > 0) md += fmt::format("| peak resident memory (rank 0) | {:.1f} MiB |\n", rss);
     md += fmt::format("| skipped updates (non-finite) | {} |\n| loss spikes | {} |\n\n", skipped, spikes);
     md += fmt::format("MFU formula: {}\n\n", flops_formula);
     md += "![loss](loss.svg)\n\n![throughput](throughput.svg)\n\n![grad norm](grad_norm.svg)\n\n";

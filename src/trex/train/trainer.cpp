@@ -442,6 +442,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             j["step_seconds"] = dt;
             j["tokens_per_s"] = tps;
             j["mfu"] = fb.total * tps / (peak.gflops * world.size() * 1e9);
+            j["peak_rss_mib"] = peak_resident_bytes() / (1024.0 * 1024.0);  // rank 0's process so far
             nlohmann::json jl = nlohmann::json::array();
             for (const auto& l : acc.expert_load) {
                 int64_t mx = 0, total = 0;
