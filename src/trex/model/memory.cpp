@@ -1,7 +1,11 @@
 // Memory held by a step's saved activations (what `trex bench step` reports and tests/unit/model_step_test.cpp
 // checks: recompute keeps one block's activations, the rest grows linearly with the tokens).
+#include <algorithm>
 #include <cstddef>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "trex/model/model.hpp"
 
@@ -38,6 +42,12 @@ size_t dsv4_model::workspace_bytes() const {
     size_t total = capacity_bytes(de_mtp_, hash_sel_);
     for (const std::vector<float>& t : tmp_) total += capacity_bytes(t);
     return total;
+}
+
+std::string describe_activation_memory(double bytes, int64_t tokens, bool recompute) {
+    return fmt::format("activations kept for backward {:.1f} MiB ({:.1f} KiB/token{})", bytes / (1024.0 * 1024.0),
+                       bytes / 1024.0 / (double)std::max<int64_t>(tokens, 1),
+                       recompute ? ", recompute: one block's" : "");
 }
 
 }  // namespace trex

@@ -305,4 +305,7 @@ class dsv4_model {
     int64_t N_ = 0;
 };
 
+// "activations kept for backward X MiB (Y KiB/token[, recompute: one block's])" for bytes over `tokens` tokens.
+std::string describe_activation_memory(double bytes, int64_t tokens, bool recompute);
+
 }  // namespace trex

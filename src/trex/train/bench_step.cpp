@@ -253,10 +253,10 @@ std::string format_bench_step(const bench_step_result& r) {
     s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
     constexpr double MiB = 1024.0 * 1024.0;
     s += fmt::format(
-        "  memory          activations kept for backward {:.1f} MiB ({:.1f} KiB/token{}), backward "
-        "temporaries {:.1f} MiB, weights + grads {:.1f} MiB{}; peak resident {:.1f} MiB\n",
-        r.activation_bytes / MiB, r.activation_bytes / 1024.0 / (double)r.tokens_per_step,
-        r.recompute ? ", recompute: one block's" : "", r.workspace_bytes / MiB, r.param_bytes / MiB,
+        "  memory          {}, backward temporaries {:.1f} MiB, weights + grads {:.1f} MiB{}; peak resident {:.1f} "
+        "MiB\n",
+        describe_activation_memory(r.activation_bytes, r.tokens_per_step, r.recompute), r.workspace_bytes / MiB,
+        r.param_bytes / MiB,
         r.optimizer_state_bytes > 0 ? fmt::format(", optimizer state {:.1f} MiB", r.optimizer_state_bytes / MiB)
                                     : std::string(),
         r.peak_rss_bytes / MiB);

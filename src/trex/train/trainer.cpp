@@ -142,19 +142,15 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
     // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
     dist::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
-    {  // before the run directory is made: a model that cannot fit is an error that leaves nothing behind
-        double floats = 0;
-        for (const tensor_spec& s : build_inventory(mc, true)) floats += (double)s.numel();
-        check_fits_in_memory(2.0 * sizeof(float) * floats, "the model's fp32 weights and gradients");
-    }
+    // The model first: a model that cannot fit is an error from param_store (check_fits_in_memory) before the run
+    // directory exists, so nothing is left behind.
+    dsv4_model model(mc);
     if (root) {
         std::error_code ec;
         fs::create_directories(cfg.out_dir, ec);
         TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
         write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
     }
-
-    dsv4_model model(mc);
     param_store& P = model.params();
     std::unique_ptr<dist::expert_parallel> ep;
     if (dc.mesh.ep > 1) {
@@ -414,12 +410,10 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             peak.gflops = std::max(peak.gflops, again.gflops);
             constexpr double MiB = 1024.0 * 1024.0;
             // (pipelined, the other micro-batches in flight hold their own activations: only the resident set then)
-            const std::string acts =
-                pipelined ? std::string()
-                          : fmt::format("activations kept for backward {:.1f} MiB ({:.1f} KiB/token{}), ",
-                                        (double)model.activation_bytes() / MiB,
-                                        (double)model.activation_bytes() / 1024.0 / (double)(cfg.batch * cfg.seq),
-                                        cfg.recompute ? ", recompute" : "");
+            const std::string acts = pipelined ? std::string()
+                                               : describe_activation_memory((double)model.activation_bytes(),
+                                                                            cfg.batch * cfg.seq, cfg.recompute) +
+                                                     ", ";
             fmt::print(stderr, "train: memory after the first step (rank 0): {}peak resident {:.1f} MiB\n", acts,
                        peak_resident_bytes() / MiB);
         }
