@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "support/cpu_compare.hpp"
@@ -125,6 +126,25 @@ TEST(KernelsCpuMoe, Swiglu) {
     for (double L : {10.0, 0.0}) {
         check_swiglu(7, 13, L, 200);
         check_swiglu(1024, 256, L, 210);  // N·K rows of the routed experts, I = 256
+    }
+}
+
+// A NaN pre-activation (a diverged step) must reach the output and the gradient, clamped or not, so that the
+// trainer sees it, in the vectorised loops as in the reference.
+TEST(KernelsCpuMoe, SwigluPropagatesNaN) {
+    const int64_t I = 16;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (double L : {10.0, 0.0}) {
+        for (int64_t pos : {int64_t(3), I + 5}) {  // in a1 (gate), in a3 (up)
+            vector<float> a13(2 * I, 0.5f), h(I), dh(I, 1.0f), da(2 * I);
+            a13[pos] = nan;
+            cpu::swiglu_forward(h.data(), a13.data(), 1, I, L);
+            cpu::swiglu_backward(da.data(), dh.data(), a13.data(), 1, I, L);
+            const int64_t i = pos % I;
+            EXPECT_TRUE(std::isnan(h[i])) << "L=" << L << " NaN at " << pos;
+            EXPECT_TRUE(std::isnan(da[i])) << "L=" << L << " NaN at " << pos;  // d/da1 ∝ clamp(a3)
+            EXPECT_FALSE(std::isnan(h[(i + 1) % I])) << "L=" << L;
+        }
     }
 }
 

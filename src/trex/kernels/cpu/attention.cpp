@@ -34,8 +34,12 @@ inline v8f load8(const float* p) {
     std::memcpy(&v, p, sizeof v);
     return v;
 }
-inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
-inline float hsum8(v8f v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
+inline void store8(float* p, v8f v) {
+    std::memcpy(p, &v, sizeof v);
+}
+inline float hsum8(v8f v) {
+    return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
 
 // out[j] = a · rows[j] for 8 rows; c % 8 == 0
 inline void dots8(float* out, const float* a, const float* const* rows, int64_t c) {
@@ -116,9 +120,10 @@ void attention_forward(float* o, float* P, const float* q, const float* kv, cons
                 float* p = Pt + h * nk;
                 dots(p, q + (t * H + h) * c, rows.data(), nk, c);
                 float mx = sink[h];
+#pragma omp simd reduction(max : mx)
                 for (int64_t j = 0; j < nk; j++) {
                     p[j] *= sc;
-                    mx = std::max(mx, p[j]);
+                    mx = max_v(mx, p[j]);
                 }
                 float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
@@ -196,7 +201,7 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
             use_query[slot] = (int32_t)t;
             use_pos[slot] = a;
         }
-    // pass 2: per key — dkv[r] = Σ over its uses (ascending query) and heads of scale·dS·q + P·dO
+        // pass 2: per key — dkv[r] = Σ over its uses (ascending query) and heads of scale·dS·q + P·dO
 #pragma omp parallel for schedule(dynamic, 16)
     for (int64_t r = 0; r < Nk; r++) {
         float* dk = dkv + r * c;

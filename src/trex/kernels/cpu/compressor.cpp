@@ -55,7 +55,7 @@ void pool_entry(float* mx, float* sum, float* pooled, const slot_ref* slots, int
         const float* g = gp + slots[s].token * w + slots[s].ch_off;
         const float* a = ape + (int64_t)slots[s].p * w + slots[s].ch_off;
 #pragma omp simd
-        for (int64_t ch = 0; ch < c; ch++) mx[ch] = std::max(mx[ch], g[ch] + a[ch]);
+        for (int64_t ch = 0; ch < c; ch++) mx[ch] = max_v(mx[ch], g[ch] + a[ch]);
     }
     std::fill(sum, sum + c, 0.0f);
     std::fill(pooled, pooled + c, 0.0f);

@@ -15,7 +15,7 @@ namespace {
 double row_logsumexp(const float* row, int64_t V) {
     float mx = row[0];
 #pragma omp simd reduction(max : mx)
-    for (int64_t v = 1; v < V; v++) mx = std::max(mx, row[v]);
+    for (int64_t v = 1; v < V; v++) mx = max_v(mx, row[v]);
     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
     for (int64_t v = 0; v < V; v++) sum += exp_fast(row[v] - mx);
@@ -38,7 +38,7 @@ double cross_entropy_fused(float* logits, int64_t* n_valid, const int32_t* label
         const float target = row[labels[n]];
         float mx = row[0];
 #pragma omp simd reduction(max : mx)
-        for (int64_t v = 1; v < V; v++) mx = std::max(mx, row[v]);
+        for (int64_t v = 1; v < V; v++) mx = max_v(mx, row[v]);
         float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
         for (int64_t v = 0; v < V; v++) {

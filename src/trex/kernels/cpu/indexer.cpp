@@ -10,6 +10,7 @@
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
 #include "trex/kernels/cpu/scratch.hpp"
+#include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
 
@@ -55,7 +56,7 @@ void indexer_scores_forward(float* scores, const float* qI, const float* KI, con
                 const float wh = w[t * HI + h];
                 const float* z = Zd + (j * HI + h) * ne;
 #pragma omp simd
-                for (int64_t i = 0; i < vis; i++) out[i] += wh * std::max(z[i], 0.0f);
+                for (int64_t i = 0; i < vis; i++) out[i] += wh * max_v(z[i], 0.0f);
             }
         }
     }
@@ -87,7 +88,7 @@ void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dsc
                 float acc = 0.0f;
 #pragma omp simd reduction(+ : acc)
                 for (int64_t i = 0; i < vis; i++) {
-                    acc += g[i] * std::max(z[i], 0.0f);
+                    acc += g[i] * max_v(z[i], 0.0f);
                     z[i] = z[i] > 0.0f ? g[i] * wh : 0.0f;
                 }
                 for (int64_t i = vis; i < ne; i++) z[i] = 0.0f;

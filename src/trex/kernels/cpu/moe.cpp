@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -75,10 +76,14 @@ void router_backward(float* dlogits, const float* dweight, const float* ds_extra
     }
 }
 
+// The clamp bound of swiglu: `limit` when positive, otherwise none (+inf, so that the loops below stay branch-free).
+inline float swiglu_bound(double limit) {
+    return limit > 0.0 ? (float)limit : std::numeric_limits<float>::infinity();
+}
+
 // h [n,I] = silu(min(a1,L)) ⊙ clamp(a3,−L,L) ; a13 [n,2I]
 void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit) {
-    const float L = (float)limit;
-    const bool clamp = limit > 0.0;
+    const float L = swiglu_bound(limit);
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < n; r++) {
         const float* a1 = a13 + r * 2 * I;
@@ -86,16 +91,14 @@ void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double lim
         float* hr = h + r * I;
 #pragma omp simd
         for (int64_t i = 0; i < I; i++) {
-            float a = clamp ? std::min(a1[i], L) : a1[i];
-            float b = clamp ? std::min(std::max(a3[i], -L), L) : a3[i];
+            const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
             hr[i] = a * sigmoid_fast(a) * b;
         }
     }
 }
 
 void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, int64_t I, double limit) {
-    const float L = (float)limit;
-    const bool clamp = limit > 0.0;
+    const float L = swiglu_bound(limit);
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < n; r++) {
         const float* a1 = a13 + r * 2 * I;
@@ -105,13 +108,13 @@ void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, 
         float* d3 = d1 + I;
 #pragma omp simd
         for (int64_t i = 0; i < I; i++) {
-            const bool pass1 = !clamp || a1[i] <= L;
-            const bool pass3 = !clamp || (a3[i] >= -L && a3[i] <= L);
-            float a = pass1 ? a1[i] : L;
-            float b = clamp ? std::min(std::max(a3[i], -L), L) : a3[i];
-            float sg = sigmoid_fast(a);
-            float silu = a * sg;
-            float dsilu = sg * (1.0f + a * (1.0f - sg));
+            const bool pass1 = !(a1[i] > L);  // NaN passes: it reaches the gradient as it reached the output
+            const bool pass3 = !(a3[i] < -L || a3[i] > L);
+            const float a = pass1 ? a1[i] : L;
+            const float b = min_v(max_v(a3[i], -L), L);
+            const float sg = sigmoid_fast(a);
+            const float silu = a * sg;
+            const float dsilu = sg * (1.0f + a * (1.0f - sg));
             d1[i] = pass1 ? g[i] * b * dsilu : 0.0f;
             d3[i] = pass3 ? g[i] * silu : 0.0f;
         }

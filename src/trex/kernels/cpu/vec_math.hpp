@@ -29,6 +29,16 @@ inline float exp_fast(float x) {
     return p * scale;
 }
 
+// std::max / std::min on values, for loops meant to vectorise: the std versions return references, and GCC then
+// gives up on the loop ("data ref analysis failed", "control flow in loop"); these become vmaxps/vminps. Same
+// results as std::max/std::min, NaN included (the first argument is returned when the two are unordered).
+inline float max_v(float a, float b) {
+    return a < b ? b : a;
+}
+inline float min_v(float a, float b) {
+    return b < a ? b : a;
+}
+
 inline float sigmoid_fast(float x) {
     return 1.0f / (1.0f + exp_fast(-x));
 }
