@@ -1,10 +1,12 @@
 // Whole-model properties that need no fixture: finite losses, determinism, recompute == no recompute.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "support/test_support.hpp"
@@ -145,6 +147,57 @@ TEST(ModelStep, BadTokenIdsAreErrors) {
 
 // What the forward keeps for the backward grows linearly with the tokens, and recompute keeps one block's activations
 // instead of every block's (the block inputs, heads and logits stay): the memory side of step_options::recompute.
+// The vocabulary head runs by chunks of tokens (logits, loss and backward, chunk by chunk): any chunk size gives the
+// one-chunk results up to rounding — losses, logits, every gradient — and without a backward no gradient at all.
+TEST(ModelStep, ChunkedVocabHeadMatchesOneChunk) {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::dsv4_model model(cfg);
+    model.params().init(77);
+    auto batch = make_batch(2, 64, cfg.vocab_size, 11);
+    auto run = [&](int64_t chunk, std::vector<float>* logits, std::vector<float>* mtp_logits) {
+        trex::step_options opts;
+        opts.head_chunk = chunk;
+        opts.keep_logits = true;
+        model.params().zero_grads();
+        auto r = model.step(batch.view(), opts);
+        *logits = model.logits();
+        *mtp_logits = model.mtp_logits();
+        return r;
+    };
+    std::vector<float> l1, m1, l2, m2;
+    const auto r1 = run(128, &l1, &m1);  // one chunk: 2 x 64 tokens
+    const auto g1 = grads_copy(model);
+    for (int64_t chunk : {1, 7, 64}) {
+        SCOPED_TRACE("chunk " + std::to_string(chunk));
+        const auto r2 = run(chunk, &l2, &m2);
+        EXPECT_EQ(r1.n_lm, r2.n_lm);
+        EXPECT_EQ(r1.n_mtp, r2.n_mtp);
+        EXPECT_NEAR(r2.lm, r1.lm, 1e-6 * r1.lm);
+        EXPECT_NEAR(r2.mtp, r1.mtp, 1e-6 * r1.mtp);
+        ASSERT_EQ(l1.size(), (size_t)128 * cfg.vocab_size);
+        ASSERT_EQ(l2.size(), l1.size());
+        ASSERT_EQ(m2.size(), m1.size());
+        double max_l = 0, max_g = 0, scale_g = 0;
+        for (size_t i = 0; i < l1.size(); i++)
+            max_l = std::max({max_l, std::fabs((double)l2[i] - l1[i]), std::fabs((double)m2[i] - m1[i])});
+        const auto g2 = grads_copy(model);
+        for (size_t i = 0; i < g1.size(); i++) {
+            max_g = std::max(max_g, std::fabs((double)g2[i] - g1[i]));
+            scale_g = std::max(scale_g, std::fabs((double)g1[i]));
+        }
+        EXPECT_LT(max_l, 1e-5) << "logits";
+        EXPECT_LT(max_g, 1e-5 * scale_g) << "gradients (largest " << scale_g << ")";
+    }
+    // forward only: losses, no gradient
+    trex::step_options fwd;
+    fwd.backward = false;
+    fwd.head_chunk = 7;
+    model.params().zero_grads();
+    const auto r3 = model.step(batch.view(), fwd);
+    EXPECT_NEAR(r3.lm, r1.lm, 1e-6 * r1.lm);
+    for (float g : grads_copy(model)) ASSERT_EQ(g, 0.0f) << "a forward-only step added a gradient";
+}
+
 TEST(ModelStep, ActivationMemoryIsLinearInTokensAndRecomputeKeepsOneBlock) {
     auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
     const int blocks = cfg.n_layers() + (cfg.has_mtp() ? 1 : 0);

@@ -43,6 +43,7 @@ struct step_options {
     bool backward = true;      // false: forward and losses only
     bool profile = false;      // time every section of the step (step_result::profile)
     double loss_scale = 1.0;   // gradients are those of loss_scale·L (e.g. 1/accumulation steps); losses unscaled
+    int64_t head_chunk = 0;    // tokens per chunk of the vocabulary head (logits, loss, backward); 0: ~16 MiB of logits
 };
 
 // Wall-clock seconds per section of a step ("fwd.attn.core", "bwd.moe.experts", ...), summed over the layers.
@@ -123,7 +124,7 @@ struct block_acts {
     std::vector<float> logits, s, weight;  // [N,E], [N,E], [N,K]
     std::vector<int32_t> sel_e;            // [N,K]
     cpu::moe_state moe;
-    std::vector<float> sh13, sh_h;  // [N, 2·Is] shared expert pre-activations, [N, Is] swiglu
+    std::vector<float> sh13;  // [N, 2·Is] shared expert pre-activations (swiglu(sh13) is recomputed in backward)
     // losses of this block
     double bal = 0, idx = 0;
     std::vector<int64_t> load;  // [E]
@@ -173,11 +174,13 @@ class expert_dispatcher {
     virtual void select_slot(int slot) { (void)slot; }
 };
 
-// What the main head and the MTP input/head keep from forward to backward (the last stage).
+// What the main head and the MTP input/head keep from forward to backward (the last stage). The [N,V] logits are
+// not kept: the head runs forward, loss and backward by chunks of tokens in the forward (vocab_head), which leaves
+// the gradient of its input, dxn / dxn2, and adds head.weight's gradient then.
 struct head_acts {
-    std::vector<float> x, xn, xrstd, hmix, hrho;       // [N,d] [N,d] [N] [N,n] [N]: hc_head, norm
-    std::vector<float> en, erstd, hn, hrstd;           // MTP input: [N,d] [N] [N,n,d] [N,n]
-    std::vector<float> x2, xn2, x2rstd, h2mix, h2rho;  // MTP head
+    std::vector<float> x, xn, xrstd, hmix, hrho, dxn;        // [N,d] [N,d] [N] [N,n] [N] [N,d]: hc_head, norm
+    std::vector<float> en, erstd, hn, hrstd;                 // MTP input: [N,d] [N] [N,n,d] [N,n]
+    std::vector<float> x2, xn2, x2rstd, h2mix, h2rho, dxn2;  // MTP head
 
     size_t bytes() const;
 };
@@ -189,7 +192,7 @@ struct forward_state {
     int64_t N = 0;
     batch_geometry geo;
     std::vector<block_acts> acts;
-    std::vector<float> hs, logits, mtp_logits, mtp_in;
+    std::vector<float> hs, mtp_in;
     head_acts head;
 };
 
@@ -281,6 +284,8 @@ class dsv4_model {
     block_weights bind_block(int layer, bool grads);
     void check_batch(const batch_view& batch, bool mtp) const;
     void head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last);
+    double vocab_head(float* dxn, int64_t* n_valid, const float* xn, const int32_t* labels, double scale,
+                      const step_options& opts, std::vector<float>* logits_out);
     void head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last, float* de_mtp);
 
     param_store params_;
@@ -288,14 +293,13 @@ class dsv4_model {
     std::vector<block_acts> acts_;                  // per block (one shared entry under recompute)
     std::vector<float> hs_;  // [(last-first+2)·N·n·d] states entering blocks first..last (+ MTP output)
     std::vector<float> logits_out_, mtp_logits_out_;
-    std::vector<float> logits_, mtp_logits_;  // [N,V] logits, turned into their gradients by the loss
-    std::vector<float> mtp_in_;               // [N,n,d] input state of the MTP block
-    head_acts head_;                          // main head and MTP input/head activations
-    stage_range range_;                       // the range of the last stage_forward
-    std::vector<float> de_mtp_;               // [N,d] MTP embedding gradient when one stage holds both ends
-    std::vector<int32_t> hash_sel_;           // [N,K] tid2eid rows of the step's tokens
-    step_profile* prof_ = nullptr;            // &profile_ while profiling (step_options::profile)
-    step_profile profile_;                    // sections of the running step (cleared by a first-stage forward)
+    std::vector<float> mtp_in_;      // [N,n,d] input state of the MTP block
+    head_acts head_;                 // main head and MTP input/head activations
+    stage_range range_;              // the range of the last stage_forward
+    std::vector<float> de_mtp_;      // [N,d] MTP embedding gradient when one stage holds both ends
+    std::vector<int32_t> hash_sel_;  // [N,K] tid2eid rows of the step's tokens
+    step_profile* prof_ = nullptr;   // &profile_ while profiling (step_options::profile)
+    step_profile profile_;           // sections of the running step (cleared by a first-stage forward)
     expert_dispatcher* dispatcher_ = nullptr;
     tensor_parallel* tp_ = nullptr;
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).

@@ -10,7 +10,7 @@ namespace trex {
 namespace {
 
 // tmp slots of this file (block.cpp uses 0..4, attention_layer.cpp 10..30)
-enum moe_tmp : int { T_DA2 = 40, T_DSH, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG, T_TPW, T_TPG, T_YL };
+enum moe_tmp : int { T_DA2 = 40, T_DSH, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG, T_TPW, T_TPG, T_YL, T_SHH };
 
 }  // namespace
 
@@ -116,10 +116,10 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     // routed experts, then the shared expert added on top (with a dispatcher, its first half runs while the tokens
     // travel: same arithmetic, same order of the sums)
     A.sh13.resize(N * 2 * Isl);
-    A.sh_h.resize(N * Isl);
+    float* sh_h = tmp(T_SHH, N * Isl);  // swiglu of the shared expert, recomputed in backward
     auto shared_up = [&] {
         cpu::linear_fwd(A.sh13.data(), a, sh_w13, N, d, 2 * Isl);
-        cpu::swiglu_forward(A.sh_h.data(), A.sh13.data(), N, Isl, limit);
+        cpu::swiglu_forward(sh_h, A.sh13.data(), N, Isl, limit);
     };
     timer.next("fwd.moe.experts");
     if (dispatcher_) {
@@ -138,7 +138,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
         timer.next("fwd.moe.shared");
         shared_up();
     }
-    cpu::linear_fwd(A.F2.data(), A.sh_h.data(), sh_w2, N, Isl, d, true);
+    cpu::linear_fwd(A.F2.data(), sh_h, sh_w2, N, Isl, d, true);
     if (tp_) tp_->all_reduce_sum(A.F2.data(), N * d);  // routed + shared partial outputs of the local slices / tokens
 
     // balance loss (score-routed layers only) and the expert load of this step
@@ -184,7 +184,8 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     float* dxr = tmp(T_DXR, N * d);
     float* dw = tmp(T_DW, N * K);
     auto shared = [&] {
-        const float* hs = A.sh_h.data();
+        float* hs = tmp(T_SHH, N * Isl);
+        cpu::swiglu_forward(hs, A.sh13.data(), N, Isl, limit);
         cpu::linear_bwd_data(dhs, dF, sh_w2, N, Isl, d);
         cpu::linear_bwd_weight(gsh_w2, dF, hs, N, Isl, d);
         cpu::swiglu_backward(dsh13, dhs, A.sh13.data(), N, Isl, limit);

@@ -12,13 +12,11 @@ namespace trex {
 
 namespace {
 
-// tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..48)
+// tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..51)
 enum stage_tmp : int {
     T_E = 60,
     T_EP,
-    T_DXN,
     T_DX,
-    T_DXN2,
     T_DX2,
     T_DZOUT,
     T_DZ,
@@ -29,6 +27,7 @@ enum stage_tmp : int {
     T_DHX,
     T_DH,
     T_DHPREV,
+    T_LOGITS,
 };
 
 // out [N,d] = Σ_j in[:, j, :] over the n streams of in [N,n,d] (the backward of copying a vector into n streams)
@@ -66,8 +65,6 @@ void dsv4_model::swap_state(forward_state& s) {
     std::swap(geo_, s.geo);
     acts_.swap(s.acts);
     hs_.swap(s.hs);
-    logits_.swap(s.logits);
-    mtp_logits_.swap(s.mtp_logits);
     mtp_in_.swap(s.mtp_in);
     std::swap(head_, s.head);
 }
@@ -155,13 +152,12 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
-    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult;
     const int64_t nd = n * d;
     const mhc_dims md = mhc_dims_of(cfg);
     const double eps = cfg.rms_norm_eps;
     head_acts& K = head_;
     section_timer timer(prof_, "fwd.head");
-    const float* head = params_.w("head.weight");
     float* x = sized(K.x, N * d);
     float* xn = sized(K.xn, N * d);
     float* xrstd = sized(K.xrstd, N);
@@ -170,15 +166,12 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     cpu::hc_head_forward(x, hmix, hrho, h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"),
                          params_.w("hc_head_scale"), N, md);
     cpu::rmsnorm_forward(xn, xrstd, x, params_.w("norm.weight"), N, d, eps);
-    std::vector<float>& logits = logits_;
-    logits.resize((size_t)N * V);
-    cpu::linear_fwd(logits.data(), xn, head, N, d, V);
-    if (opts.keep_logits) logits_out_ = logits;
-    timer.next("fwd.cross_entropy");
+    timer.next(nullptr);  // vocab_head times its own sections
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
-    double lm_sum = cpu::cross_entropy_fused(logits.data(), &res.n_lm, batch.labels, N, V,
-                                             n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0);
+    const double lm_sum =
+        vocab_head(sized(K.dxn, N * d), &res.n_lm, xn, batch.labels, n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0,
+                   opts, opts.keep_logits ? &logits_out_ : nullptr);
     res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
     if (!mtp) return;
 
@@ -225,20 +218,51 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     cpu::hc_head_forward(x2, h2mix, h2rho, h_mtp, params_.w(p + "hc_head_fn"), params_.w(p + "hc_head_base"),
                          params_.w(p + "hc_head_scale"), N, md);
     cpu::rmsnorm_forward(xn2, x2rstd, x2, params_.w(p + "norm.weight"), N, d, eps);
-    std::vector<float>& mtp_logits = mtp_logits_;
-    mtp_logits.resize((size_t)N * V);
-    cpu::linear_fwd(mtp_logits.data(), xn2, head, N, d, V);
-    if (opts.keep_logits) mtp_logits_out_ = mtp_logits;
-    timer.next("fwd.cross_entropy");
-    if (batch.mtp_labels) {
-        int64_t n_mtp = 0;
-        for (int64_t t = 0; t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
-        const double scale = n_mtp > 0 ? opts.loss_scale * opts.lambda_mtp / (double)n_mtp : 0.0;
-        double mtp_sum = cpu::cross_entropy_fused(mtp_logits.data(), &res.n_mtp, batch.mtp_labels, N, V, scale);
-        res.mtp = n_mtp > 0 ? mtp_sum / (double)n_mtp : 0.0;
-    } else {
-        std::fill(mtp_logits.begin(), mtp_logits.end(), 0.0f);
+    timer.next(nullptr);
+    int64_t n_mtp = 0;
+    for (int64_t t = 0; batch.mtp_labels && t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
+    const double scale = n_mtp > 0 ? opts.loss_scale * opts.lambda_mtp / (double)n_mtp : 0.0;
+    const double mtp_sum = vocab_head(sized(K.dxn2, N * d), &res.n_mtp, xn2, batch.mtp_labels, scale, opts,
+                                      opts.keep_logits ? &mtp_logits_out_ : nullptr);
+    res.mtp = n_mtp > 0 ? mtp_sum / (double)n_mtp : 0.0;
+}
+
+// logits = xn·headᵀ [N,V], the summed cross-entropy against labels (−1: no loss; labels == nullptr: none at all),
+// and — when a backward follows — the gradient of scale·Σ CE: dxn [N,d] assigned, head.weight's gradient added.
+// By chunks of tokens, so that only a chunk's logits exist at a time ([chunk, V], ~16 MiB): the full [N,V] logits
+// would be the largest activation of a step (2·V floats per token with MTP; at V = 129,280, 1 MiB per token).
+// Chunks are fixed by V, so the sums' order is the same run to run.
+double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, const int32_t* labels, double scale,
+                              const step_options& opts, std::vector<float>* logits_out) {
+    const int64_t N = N_, d = config().hidden_size, V = config().vocab_size;
+    const int64_t chunk = opts.head_chunk > 0
+                              ? opts.head_chunk
+                              : std::max<int64_t>(128, (int64_t(16) << 20) / (int64_t)(sizeof(float) * V));
+    const float* head = params_.w("head.weight");
+    float* ghead = params_.g("head.weight");
+    if (logits_out) logits_out->resize((size_t)N * V);
+    float* lg = tmp(T_LOGITS, std::min(N, chunk) * V);
+    double sum = 0.0;
+    *n_valid = 0;
+    for (int64_t t0 = 0; t0 < N; t0 += chunk) {
+        const int64_t ct = std::min(chunk, N - t0);
+        section_timer timer(prof_, "fwd.head");
+        cpu::linear_fwd(lg, xn + t0 * d, head, ct, d, V);
+        if (logits_out) std::memcpy(logits_out->data() + t0 * V, lg, sizeof(float) * ct * V);
+        if (!labels) {  // no loss: a zero gradient
+            if (opts.backward) std::memset(dxn + t0 * d, 0, sizeof(float) * ct * d);
+            continue;
+        }
+        timer.next("fwd.cross_entropy");
+        int64_t nv = 0;
+        sum += cpu::cross_entropy_fused(lg, &nv, labels + t0, ct, V, scale);
+        *n_valid += nv;
+        if (!opts.backward) continue;
+        timer.next("bwd.head");
+        cpu::linear_bwd_data(dxn + t0 * d, lg, head, ct, d, V);
+        cpu::linear_bwd_weight(ghead, lg, xn + t0 * d, ct, d, V);
     }
+    return sum;
 }
 
 // dh [N,n,d] = dL/d h_L from the main head and the MTP block; de_mtp [N,d] = the gradient of the MTP embedding lookup.
@@ -247,20 +271,15 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
-    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
+    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult;
     const int64_t nd = n * d;
     const mhc_dims md = mhc_dims_of(cfg);
     head_acts& K = head_;
     section_timer timer(prof_, "bwd.head");
-    const float* head = params_.w("head.weight");
-    float* ghead = params_.g("head.weight");
     {
-        float* dxn = tmp(T_DXN, N * d);
-        cpu::linear_bwd_data(dxn, logits_.data(), head, N, d, V);
-        cpu::linear_bwd_weight(ghead, logits_.data(), K.xn.data(), N, d, V);
         float* dx = tmp(T_DX, N * d);
-        cpu::rmsnorm_backward(dx, params_.g("norm.weight"), dxn, K.x.data(), params_.w("norm.weight"), K.xrstd.data(),
-                              N, d);
+        cpu::rmsnorm_backward(dx, params_.g("norm.weight"), K.dxn.data(), K.x.data(), params_.w("norm.weight"),
+                              K.xrstd.data(), N, d);
         cpu::hc_head_backward(dh, params_.g("hc_head_fn"), params_.g("hc_head_base"), params_.g("hc_head_scale"), dx,
                               h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"), params_.w("hc_head_scale"),
                               K.hmix.data(), K.hrho.data(), N, md);
@@ -268,11 +287,8 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     if (!mtp) return;
     const std::string p = "mtp.0.";
     float* h_mtp = h_last + N * nd;
-    float* dxn2 = tmp(T_DXN2, N * d);
-    cpu::linear_bwd_data(dxn2, mtp_logits_.data(), head, N, d, V);
-    cpu::linear_bwd_weight(ghead, mtp_logits_.data(), K.xn2.data(), N, d, V);
     float* dx2 = tmp(T_DX2, N * d);
-    cpu::rmsnorm_backward(dx2, params_.g(p + "norm.weight"), dxn2, K.x2.data(), params_.w(p + "norm.weight"),
+    cpu::rmsnorm_backward(dx2, params_.g(p + "norm.weight"), K.dxn2.data(), K.x2.data(), params_.w(p + "norm.weight"),
                           K.x2rstd.data(), N, d);
     float* dz_out = tmp(T_DZOUT, N * nd);
     cpu::hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),

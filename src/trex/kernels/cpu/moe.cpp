@@ -81,18 +81,27 @@ inline float swiglu_bound(double limit) {
     return limit > 0.0 ? (float)limit : std::numeric_limits<float>::infinity();
 }
 
-// h [n,I] = silu(min(a1,L)) ⊙ clamp(a3,−L,L) ; a13 [n,2I]
-void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit) {
+// h [n,I] = silu(min(a1,L)) ⊙ clamp(a3,−L,L) (· row_scale[r]) ; a13 [n,2I]
+void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit, const float* row_scale) {
     const float L = swiglu_bound(limit);
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < n; r++) {
         const float* a1 = a13 + r * 2 * I;
         const float* a3 = a1 + I;
         float* hr = h + r * I;
+        if (row_scale) {
+            const float w = row_scale[r];
 #pragma omp simd
-        for (int64_t i = 0; i < I; i++) {
-            const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
-            hr[i] = a * sigmoid_fast(a) * b;
+            for (int64_t i = 0; i < I; i++) {
+                const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
+                hr[i] = w * (a * sigmoid_fast(a) * b);
+            }
+        } else {
+#pragma omp simd
+            for (int64_t i = 0; i < I; i++) {
+                const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
+                hr[i] = a * sigmoid_fast(a) * b;
+            }
         }
     }
 }
@@ -169,28 +178,20 @@ void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t*
                          double limit) {
     const int64_t NK = N * K;
     build_permutation(st, sel, N, E, K);
-    static thread_local std::vector<float> xp_buf, hw_buf, yp_buf;
+    static thread_local std::vector<float> xp_buf, hw_buf, yp_buf, wr_buf;
     float* xp = grow(xp_buf, (size_t)NK * d);
     float* hw = grow(hw_buf, (size_t)NK * I);
     float* yp = grow(yp_buf, (size_t)NK * d);
+    float* wr = grow(wr_buf, (size_t)NK);
     st.a13.resize((size_t)NK * 2 * I);
-    st.h.resize((size_t)NK * I);
-    float* h = st.h.data();
     gather_rows(xp, x, st, d, K);
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
         linear_fwd(st.a13.data() + r0 * 2 * I, xp + r0 * d, w13[e], n, d, 2 * I);
     }
-    swiglu_forward(h, st.a13.data(), NK, I, limit);
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < NK; r++) {
-        const float wr = weight[st.row_slot[r]];
-        const float* hr = h + r * I;
-        float* o = hw + r * I;
-#pragma omp simd
-        for (int64_t i = 0; i < I; i++) o[i] = wr * hr[i];
-    }
+    for (int64_t r = 0; r < NK; r++) wr[r] = weight[st.row_slot[r]];
+    swiglu_forward(hw, st.a13.data(), NK, I, limit, wr);  // w·h in one pass
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
         if (n == 0) continue;
@@ -203,9 +204,10 @@ void moe_experts_backward(float* dx, float* dweight, float* const* dw13, float* 
                           const moe_state& st, const float* x, const float* weight, const float* const* w13,
                           const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit) {
     const int64_t NK = N * K;
-    static thread_local std::vector<float> dyp_buf, dh_buf, da13_buf, xp_buf, dxp_buf;
+    static thread_local std::vector<float> dyp_buf, hu_buf, dh_buf, da13_buf, xp_buf, dxp_buf;
     float* dyp = grow(dyp_buf, (size_t)NK * d);
-    const float* hu = st.h.data();  // unweighted activations kept by the forward
+    float* hu = grow(hu_buf, (size_t)NK * I);  // unweighted activations, recomputed
+    swiglu_forward(hu, st.a13.data(), NK, I, limit);
     float* dh = grow(dh_buf, (size_t)NK * I);
     float* da13 = grow(da13_buf, (size_t)NK * 2 * I);
     float* xp = grow(xp_buf, (size_t)NK * d);

@@ -88,7 +88,8 @@ void router_forward(int32_t* sel, float* weight, float* s, const float* logits, 
                     const int32_t* hash_sel, int64_t N, int E, int K, double route_scale);
 void router_backward(float* dlogits, const float* dweight, const float* ds_extra, const float* logits, const float* s,
                      const int32_t* sel, const float* weight, int64_t N, int E, int K, double route_scale);
-void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit);
+// row_scale [n] (optional): row r of h is multiplied by row_scale[r] (the routed experts' weights, w·swiglu(a13)).
+void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit, const float* row_scale = nullptr);
 void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, int64_t I, double limit);
 
 // Token permutation of the routed experts, kept from forward to backward.
@@ -97,7 +98,7 @@ struct moe_state {
     std::vector<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
     std::vector<int32_t> slot_row;       // [N·K]: inverse
     std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
-    std::vector<float> h;                // [N·K, I]: swiglu(a13), unweighted, permuted rows
+    // swiglu(a13) is not kept: the backward recomputes it from a13 (one elementwise pass, [N·K, I] floats less)
 };
 // The expert-sorted permutation of the N·K routing slots (stable, ascending slot inside each expert): expert_offset,
 // row_slot, slot_row.
