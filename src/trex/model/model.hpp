@@ -284,8 +284,13 @@ class dsv4_model {
     block_weights bind_block(int layer, bool grads);
     void check_batch(const batch_view& batch, bool mtp) const;
     void head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last);
+    struct head_grad_t {
+        float* gT = nullptr;  // [d, V]: head.weight's gradient of this step's chunks, transposed
+        bool used = false;    // false: nothing summed yet (the first chunk assigns)
+    };
     double vocab_head(float* dxn, int64_t* n_valid, const float* xn, const int32_t* labels, double scale,
-                      const step_options& opts, std::vector<float>* logits_out);
+                      const step_options& opts, std::vector<float>* logits_out, head_grad_t& hg);
+    void add_head_grad(const head_grad_t& hg);  // head.weight's gradient += hg.gTᵀ
     void head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last, float* de_mtp);
 
     param_store params_;

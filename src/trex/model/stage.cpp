@@ -28,6 +28,7 @@ enum stage_tmp : int {
     T_DH,
     T_DHPREV,
     T_LOGITS,
+    T_GHEAD_T,
 };
 
 // out [N,d] = Σ_j in[:, j, :] over the n streams of in [N,n,d] (the backward of copying a vector into n streams)
@@ -169,11 +170,17 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     timer.next(nullptr);  // vocab_head times its own sections
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
+    // head.weight's gradient is summed over the chunks of both heads in its transposed layout [d,V] (the fast
+    // orientation of that GEMM) and added once at the end
+    head_grad_t hg{opts.backward ? tmp(T_GHEAD_T, d * config().vocab_size) : nullptr};
     const double lm_sum =
         vocab_head(sized(K.dxn, N * d), &res.n_lm, xn, batch.labels, n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0,
-                   opts, opts.keep_logits ? &logits_out_ : nullptr);
+                   opts, opts.keep_logits ? &logits_out_ : nullptr, hg);
     res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
-    if (!mtp) return;
+    if (!mtp) {
+        add_head_grad(hg);
+        return;
+    }
 
     // MTP: z = e_proj(enorm(embed[t+1])) + h_proj(hnorm(h_L)) → block → hc_head → norm → head
     timer.next("fwd.mtp_in");
@@ -223,23 +230,29 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     for (int64_t t = 0; batch.mtp_labels && t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
     const double scale = n_mtp > 0 ? opts.loss_scale * opts.lambda_mtp / (double)n_mtp : 0.0;
     const double mtp_sum = vocab_head(sized(K.dxn2, N * d), &res.n_mtp, xn2, batch.mtp_labels, scale, opts,
-                                      opts.keep_logits ? &mtp_logits_out_ : nullptr);
+                                      opts.keep_logits ? &mtp_logits_out_ : nullptr, hg);
     res.mtp = n_mtp > 0 ? mtp_sum / (double)n_mtp : 0.0;
+    add_head_grad(hg);
+}
+
+void dsv4_model::add_head_grad(const head_grad_t& hg) {
+    if (!hg.used) return;
+    section_timer timer(prof_, "bwd.head");
+    cpu::add_transposed(params_.g("head.weight"), hg.gT, config().vocab_size, config().hidden_size);
 }
 
 // logits = xn·headᵀ [N,V], the summed cross-entropy against labels (−1: no loss; labels == nullptr: none at all),
-// and — when a backward follows — the gradient of scale·Σ CE: dxn [N,d] assigned, head.weight's gradient added.
+// and — when a backward follows — the gradient of scale·Σ CE: dxn [N,d] assigned, head.weight's gradient summed in hg.
 // By chunks of tokens, so that only a chunk's logits exist at a time ([chunk, V], ~16 MiB): the full [N,V] logits
 // would be the largest activation of a step (2·V floats per token with MTP; at V = 129,280, 1 MiB per token).
 // Chunks are fixed by V, so the sums' order is the same run to run.
 double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, const int32_t* labels, double scale,
-                              const step_options& opts, std::vector<float>* logits_out) {
+                              const step_options& opts, std::vector<float>* logits_out, head_grad_t& hg) {
     const int64_t N = N_, d = config().hidden_size, V = config().vocab_size;
     const int64_t chunk = opts.head_chunk > 0
                               ? opts.head_chunk
                               : std::max<int64_t>(128, (int64_t(16) << 20) / (int64_t)(sizeof(float) * V));
     const float* head = params_.w("head.weight");
-    float* ghead = params_.g("head.weight");
     if (logits_out) logits_out->resize((size_t)N * V);
     float* lg = tmp(T_LOGITS, std::min(N, chunk) * V);
     double sum = 0.0;
@@ -260,7 +273,9 @@ double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, con
         if (!opts.backward) continue;
         timer.next("bwd.head");
         cpu::linear_bwd_data(dxn + t0 * d, lg, head, ct, d, V);
-        cpu::linear_bwd_weight(ghead, lg, xn + t0 * d, ct, d, V);
+        // head.weightᵀ's gradient [d,V] (+)= xnᵀ·dlogits
+        cpu::gemm(true, false, d, V, ct, 1.0f, xn + t0 * d, d, lg, V, hg.used ? 1.0f : 0.0f, hg.gT, V);
+        hg.used = true;
     }
     return sum;
 }

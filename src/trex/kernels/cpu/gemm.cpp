@@ -67,12 +67,16 @@ void linear_bwd_weight(float* dW, const float* dy, const float* x, int64_t N, in
     static thread_local std::vector<float> t_buf;
     float* T = grow(t_buf, (size_t)in * out);
     gemm(true, false, in, out, N, 1.0f, x, in, dy, out, 0.0f, T, out);
+    add_transposed(dW, T, out, in);
+}
+
+void add_transposed(float* dst, const float* src, int64_t rows, int64_t cols) {
     constexpr int64_t blk = 32;
 #pragma omp parallel for schedule(static)
-    for (int64_t o0 = 0; o0 < out; o0 += blk)
-        for (int64_t i0 = 0; i0 < in; i0 += blk)
-            for (int64_t o = o0; o < std::min(out, o0 + blk); o++)
-                for (int64_t i = i0; i < std::min(in, i0 + blk); i++) dW[o * in + i] += T[i * out + o];
+    for (int64_t r0 = 0; r0 < rows; r0 += blk)
+        for (int64_t c0 = 0; c0 < cols; c0 += blk)
+            for (int64_t r = r0; r < std::min(rows, r0 + blk); r++)
+                for (int64_t c = c0; c < std::min(cols, c0 + blk); c++) dst[r * cols + c] += src[c * rows + r];
 }
 
 }  // namespace trex::cpu

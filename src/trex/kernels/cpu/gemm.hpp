@@ -27,5 +27,7 @@ void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int6
                      bool accumulate = false);
 // dW[out,in] += dy[N,out]ᵀ·x[N,in]
 void linear_bwd_weight(float* dW, const float* dy, const float* x, int64_t N, int64_t in, int64_t out);
+// dst[rows,cols] += srcᵀ for src [cols,rows] (blocked)
+void add_transposed(float* dst, const float* src, int64_t rows, int64_t cols);
 
 }  // namespace trex::cpu
