@@ -57,6 +57,9 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     EXPECT_NEAR(r.ratio_at_peak * r.peer_mfu, 1.0, 1e-12);
     // Our MFU and the peer's are on one scale: their quotient is the tokens/s ratio.
     EXPECT_NEAR(r.mfu / r.peer_mfu, r.ratio_vs_peer, 1e-9 * r.ratio_vs_peer);
+    // our step is timed again after the peer, and that ratio is reported too
+    EXPECT_GT(r.tokens_per_s_after_peer, 0.0);
+    EXPECT_DOUBLE_EQ(r.ratio_vs_peer_after, r.tokens_per_s_after_peer / 50.0);
     const nlohmann::json j = trex::bench_step_json(r);
     // memory: the model's own accounting, the arenas, and a peak resident set that holds at least the arenas
     EXPECT_GT(r.activation_bytes, 0.0);
@@ -64,13 +67,15 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     EXPECT_DOUBLE_EQ(r.param_bytes, 8.0 * (double)trex::param_store(cfg).n_floats);
     EXPECT_EQ(r.optimizer_state_bytes, 0.0);  // no --optimizer
     EXPECT_GE(r.peak_rss_bytes, r.param_bytes + r.activation_bytes);
-    for (const char* k : {"tokens_per_s", "gflops", "mfu", "peak_gflops", "flops_per_token", "peer_tokens_per_s",
-                          "ratio_vs_peer", "peer_mfu", "ratio_at_peak", "activation_bytes", "workspace_bytes",
-                          "param_bytes", "optimizer_state_bytes", "peak_rss_bytes"})
+    for (const char* k :
+         {"tokens_per_s", "gflops", "mfu", "peak_gflops", "flops_per_token", "peer_tokens_per_s", "ratio_vs_peer",
+          "tokens_per_s_after_peer", "ratio_vs_peer_after", "peer_mfu", "ratio_at_peak", "activation_bytes",
+          "workspace_bytes", "param_bytes", "optimizer_state_bytes", "peak_rss_bytes"})
         EXPECT_TRUE(j.contains(k) && j[k].is_number()) << k;
     const std::string text = trex::format_bench_step(r);
     EXPECT_NE(text.find("peer MFU"), std::string::npos) << text;
     EXPECT_NE(text.find("stand-in"), std::string::npos) << text;
+    EXPECT_NE(text.find("timed again after the peer"), std::string::npos) << text;
     EXPECT_NE(text.find("activations kept for backward"), std::string::npos) << text;
 }
 

@@ -122,29 +122,35 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     // neighbour can only lower a measurement, and a low denominator would inflate the MFU we print.
     const peak_measurement fma_before = measure_fma_peak();
     std::vector<double> times, opt_times;
-    for (int i = 0; i < opt.warmup + opt.steps; i++) {
-        const double t0 = now_seconds();
-        model.params().zero_grads();
-        step_result sr = model.step(view, so);
-        double t_opt = 0;
-        if (optim) {
-            const double t1 = now_seconds();
-            optim->step(1e-4);
-            t_opt = now_seconds() - t1;
+    auto time_steps = [&](int warmup, int steps) {
+        times.clear();
+        opt_times.clear();
+        for (int i = 0; i < warmup + steps; i++) {
+            const double t0 = now_seconds();
+            model.params().zero_grads();
+            step_result sr = model.step(view, so);
+            double t_opt = 0;
+            if (optim) {
+                const double t1 = now_seconds();
+                optim->step(1e-4);
+                t_opt = now_seconds() - t1;
+            }
+            const double dt = now_seconds() - t0;
+            if (i >= warmup) {
+                times.push_back(dt);
+                opt_times.push_back(t_opt);
+            }
+            r.loss = sr.loss;
         }
-        const double dt = now_seconds() - t0;
-        if (i >= opt.warmup) {
-            times.push_back(dt);
-            opt_times.push_back(t_opt);
-        }
-        r.loss = sr.loss;
-    }
+        std::sort(times.begin(), times.end());
+        std::sort(opt_times.begin(), opt_times.end());
+    };
+    time_steps(opt.warmup, opt.steps);
     r.activation_bytes = (double)model.activation_bytes();
     r.workspace_bytes = (double)model.workspace_bytes();
     r.param_bytes = 2.0 * sizeof(float) * (double)model.params().n_floats;  // weights + gradients
     r.optimizer_state_bytes = optim ? 2.0 * sizeof(float) * (double)model.params().n_floats : 0.0;
     r.peak_rss_bytes = peak_resident_bytes();  // the peer is a child process: not included
-    std::sort(opt_times.begin(), opt_times.end());
     r.optimizer_seconds = opt_times[opt_times.size() / 2];
     if (opt.profile) {
         so.profile = true;
@@ -155,7 +161,6 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.profile = sr.profile.seconds;
         so.profile = false;
     }
-    std::sort(times.begin(), times.end());
     r.step_seconds = times[times.size() / 2];
     r.step_seconds_min = times.front();
     r.tokens_per_s = (double)r.tokens_per_step / r.step_seconds;
@@ -214,6 +219,13 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.has_peer = true;
         r.peer_impl = opt.peer_impl;
         r.ratio_vs_peer = r.tokens_per_s / r.peer_tokens_per_s;
+        // our step timed again after the peer: the peer's seconds are bracketed by two measurements of ours, and a
+        // machine whose speed changed in between shows up as two different ratios
+        const double loss = r.loss;  // (the loss printed is the first measurement's)
+        time_steps(0, opt.steps);
+        r.loss = loss;
+        r.tokens_per_s_after_peer = (double)r.tokens_per_step / times[times.size() / 2];
+        r.ratio_vs_peer_after = r.tokens_per_s_after_peer / r.peer_tokens_per_s;
         r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
         r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
     }
@@ -282,8 +294,17 @@ std::string format_bench_step(const bench_step_result& r) {
             "  peer            {} on PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
             r.peer_impl == "hf" ? "HF transformers DeepseekV4ForCausalLM" : "tests/reference/dsv4_ref.py",
             r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
-        s += fmt::format("  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command)\n",
-                         r.ratio_vs_peer);
+        s += fmt::format(
+            "  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command); {:.2f}x with our "
+            "step timed again after the peer ({:.1f} tokens/s)\n",
+            r.ratio_vs_peer, r.ratio_vs_peer_after, r.tokens_per_s_after_peer);
+        const double spread =
+            std::fabs(r.tokens_per_s_after_peer - r.tokens_per_s) / std::max(r.tokens_per_s, r.tokens_per_s_after_peer);
+        if (spread > 0.15)
+            s += fmt::format(
+                "  note            our step ran {:.0f}% apart before and after the peer: the machine's speed changed "
+                "during the run, so the ratio is uncertain by that much (rerun on a quiet machine)\n",
+                100.0 * spread);
         s += fmt::format(
             "  peer MFU        {:.1f}% (same FLOPs/token and peak): a ratio above {:.2f}x would need more "
             "than 100% of the measured fp32 FMA peak\n",
@@ -333,6 +354,8 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
         j["peer_torch_version"] = r.peer_version;
         j["peer_impl"] = r.peer_impl;
         j["ratio_vs_peer"] = r.ratio_vs_peer;
+        j["tokens_per_s_after_peer"] = r.tokens_per_s_after_peer;
+        j["ratio_vs_peer_after"] = r.ratio_vs_peer_after;
         j["peer_mfu"] = r.peer_mfu;
         j["ratio_at_peak"] = r.ratio_at_peak;
     } else {

@@ -68,6 +68,8 @@ struct bench_step_result {
     std::string peer_version;
     std::string peer_impl;
     double ratio_vs_peer = 0;  // tokens_per_s / peer_tokens_per_s
+    // our step timed again right after the peer (same steps, no warm-up) and the ratio with it
+    double tokens_per_s_after_peer = 0, ratio_vs_peer_after = 0;
     double peer_mfu = 0;       // the peer's tokens/s at the same FLOPs/token and measured peak
     double ratio_at_peak = 0;  // 1 / peer_mfu: the ratio at which our step would run at 100% of the measured peak
 };
