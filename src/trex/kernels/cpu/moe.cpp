@@ -89,19 +89,11 @@ void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double lim
         const float* a1 = a13 + r * 2 * I;
         const float* a3 = a1 + I;
         float* hr = h + r * I;
-        if (row_scale) {
-            const float w = row_scale[r];
+        const float w = row_scale ? row_scale[r] : 1.0f;  // (× 1 is exact)
 #pragma omp simd
-            for (int64_t i = 0; i < I; i++) {
-                const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
-                hr[i] = w * (a * sigmoid_fast(a) * b);
-            }
-        } else {
-#pragma omp simd
-            for (int64_t i = 0; i < I; i++) {
-                const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
-                hr[i] = a * sigmoid_fast(a) * b;
-            }
+        for (int64_t i = 0; i < I; i++) {
+            const float a = min_v(a1[i], L), b = min_v(max_v(a3[i], -L), L);
+            hr[i] = w * (a * sigmoid_fast(a) * b);
         }
     }
 }
