@@ -10,7 +10,7 @@ namespace trex {
 namespace {
 
 // tmp slots of this file (block.cpp uses 0..4, attention_layer.cpp 10..30)
-enum moe_tmp : int { T_DA2 = 40, T_DSH, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG, T_TPW, T_TPG, T_YL, T_SHH };
+enum moe_tmp : int { T_DA2 = 40, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG, T_TPW, T_TPG, T_YL, T_SHH };
 
 }  // namespace
 

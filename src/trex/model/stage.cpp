@@ -12,7 +12,7 @@ namespace trex {
 
 namespace {
 
-// tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..51)
+// tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..50)
 enum stage_tmp : int {
     T_E = 60,
     T_EP,
