@@ -115,6 +115,49 @@ void check_hc_post(int64_t N, int n, int64_t d, uint64_t seed) {
     expect_close(tag("hc_post_backward dcomb", N, n), dcombf, dcomb);
 }
 
+// The model's fused form: hc_post_backward without dX_in, and hc_pre_backward given dX_out assigns
+// dX = combᵀ·dX_out (hc_post's residual branch) + hc_pre's gradient. Reference: ref::hc_post_backward's dX_in, then
+// ref::hc_pre_backward accumulating into it.
+void check_hc_pre_fused(int64_t N, int n, int64_t d, uint64_t seed) {
+    const mhc_dims dm = dims_of(n, d);
+    const int rows = dm.rows();
+    const int64_t nd = n * d;
+    const mhc_weights W = make_weights(rows, nd, 3, seed);
+    const vector<double> X = randf(N * nd, seed + 3, 1.5), F = randf(N * d, seed + 4), dXo = randf(N * nd, seed + 5),
+                         dy = randf(N * d, seed + 6);
+    vector<double> y(N * d), post(N * n), comb(N * n * n), mix(N * rows), rho(N);
+    ref::hc_pre_forward(y.data(), post.data(), comb.data(), mix.data(), rho.data(), X.data(), W.fn.data(),
+                        W.base.data(), W.scale.data(), N, dm);
+    vector<double> dF(N * d), dX(N * nd), dpost(N * n), dcomb(N * n * n);
+    ref::hc_post_backward(dF.data(), dX.data(), dpost.data(), dcomb.data(), dXo.data(), F.data(), X.data(), post.data(),
+                          comb.data(), N, dm);
+    vector<double> dfn(rows * nd, 0.0), dbase(rows, 0.0), dscale(3, 0.0);
+    ref::hc_pre_backward(dX.data(), dfn.data(), dbase.data(), dscale.data(), dy.data(), dpost.data(), dcomb.data(),
+                         X.data(), W.fn.data(), W.base.data(), W.scale.data(), mix.data(), rho.data(), N, dm);
+
+    const vector<float> Xf = to_f(X), fnf = to_f(W.fn), basef = to_f(W.base), scalef = to_f(W.scale);
+    vector<float> yf(N * d), postf(N * n), combf(N * n * n), mixf(N * rows), rhof(N);
+    cpu::hc_pre_forward(yf.data(), postf.data(), combf.data(), mixf.data(), rhof.data(), Xf.data(), fnf.data(),
+                        basef.data(), scalef.data(), N, dm);
+    const vector<float> dXof = to_f(dXo);
+    vector<float> dFf(N * d, 3.0f), dpostf(N * n, 3.0f), dcombf(N * n * n, 3.0f);
+    cpu::hc_post_backward(dFf.data(), nullptr, dpostf.data(), dcombf.data(), dXof.data(), to_f(F).data(), Xf.data(),
+                          postf.data(), combf.data(), N, dm);
+    expect_close(tag("hc_post_backward (no dX_in) dF", N, n), dFf, dF);
+    expect_close(tag("hc_post_backward (no dX_in) dpost", N, n), dpostf, dpost);
+    expect_close(tag("hc_post_backward (no dX_in) dcomb", N, n), dcombf, dcomb);
+    // dX is assigned (junk in it must go); the parameter gradients accumulate
+    vector<float> dXf(N * nd, 3.0f);
+    const vector<double> dfn0 = junk_like(dfn, seed + 7), dbase0 = junk_like(dbase, seed + 8);
+    vector<float> dfnf = to_f(dfn0), dbasef = to_f(dbase0), dscalef(3, 0.0f);
+    cpu::hc_pre_backward(dXf.data(), dfnf.data(), dbasef.data(), dscalef.data(), to_f(dy).data(), dpostf.data(),
+                         dcombf.data(), Xf.data(), fnf.data(), basef.data(), scalef.data(), mixf.data(), rhof.data(), N,
+                         dm, dXof.data());
+    expect_close(tag("hc_pre_backward (with dX_out) dX", N, n), dXf, dX);
+    expect_close_acc(tag("hc_pre_backward (with dX_out) dfn", N, n), dfnf, dfn0, dfn);
+    expect_close_acc(tag("hc_pre_backward (with dX_out) dbase", N, n), dbasef, dbase0, dbase);
+}
+
 void check_hc_head(int64_t N, int n, int64_t d, uint64_t seed) {
     const mhc_dims dm = dims_of(n, d);
     const int64_t nd = n * d;
@@ -157,6 +200,12 @@ TEST(KernelsCpuMhc, HcPost) {
     check_hc_post(7, 4, 13, 200);
     check_hc_post(9, 3, 5, 210);
     check_hc_post(512, 4, 256, 220);
+}
+
+TEST(KernelsCpuMhc, HcPreWithResidualGradient) {
+    check_hc_pre_fused(7, 4, 13, 400);
+    check_hc_pre_fused(9, 3, 5, 410);
+    check_hc_pre_fused(100, 4, 256, 420);  // three full blocks of 32 tokens and a partial one
 }
 
 TEST(KernelsCpuMhc, HcHead) {

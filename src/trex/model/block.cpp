@@ -60,22 +60,22 @@ void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out
     float* dcomb = tmp(3, N * n * n);
     float* dh_mid = tmp(4, N * n * d);
 
-    // ffn unit
+    // ffn unit (hc_post's residual gradient, comb2ᵀ·dh_out, is added inside hc_pre_backward: one pass less)
     section_timer timer(prof_, "bwd.mhc");
-    cpu::hc_post_backward(dF, dh_mid, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(), A.comb2.data(),
-                          N, md);
+    cpu::hc_post_backward(dF, nullptr, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(),
+                          A.comb2.data(), N, md);
     timer.next(nullptr);
     moe_backward(A, dy, dF, W, G, ctx);
     timer.next("bwd.mhc");
     cpu::hc_pre_backward(dh_mid, G.hc_ffn_fn, G.hc_ffn_base, G.hc_ffn_scale, dy, dpost, dcomb, A.h_mid.data(),
-                         W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, A.mix2.data(), A.rho2.data(), N, md);
+                         W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, A.mix2.data(), A.rho2.data(), N, md, dh_out);
     // attention unit
-    cpu::hc_post_backward(dF, dh_in, dpost, dcomb, dh_mid, A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
+    cpu::hc_post_backward(dF, nullptr, dpost, dcomb, dh_mid, A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
     timer.next(nullptr);
     attention_backward(A, dy, dF, W, G, ctx);
     timer.next("bwd.mhc");
     cpu::hc_pre_backward(dh_in, G.hc_attn_fn, G.hc_attn_base, G.hc_attn_scale, dy, dpost, dcomb, h_in, W.hc_attn_fn,
-                         W.hc_attn_base, W.hc_attn_scale, A.mix1.data(), A.rho1.data(), N, md);
+                         W.hc_attn_base, W.hc_attn_scale, A.mix1.data(), A.rho1.data(), N, md, dh_mid);
 }
 
 }  // namespace trex

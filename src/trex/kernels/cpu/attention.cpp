@@ -18,55 +18,6 @@ namespace trex::cpu {
 
 namespace {
 
-inline float dotf(const float* a, const float* b, int64_t c) {
-    float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-    for (int64_t i = 0; i < c; i++) s += a[i] * b[i];
-    return s;
-}
-
-// 8-float vectors (GCC/Clang vector extension): the head dimension is processed 8 lanes at a time with independent
-// accumulators per key, so a query's scores against 8 keys cost 8 FMAs per load of the query.
-typedef float v8f __attribute__((vector_size(32)));
-
-inline v8f load8(const float* p) {
-    v8f v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store8(float* p, v8f v) {
-    std::memcpy(p, &v, sizeof v);
-}
-inline float hsum8(v8f v) {
-    return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
-}
-
-// out[j] = a · rows[j] for 8 rows; c % 8 == 0
-inline void dots8(float* out, const float* a, const float* const* rows, int64_t c) {
-    v8f acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {}, acc4 = {}, acc5 = {}, acc6 = {}, acc7 = {};
-    for (int64_t i = 0; i < c; i += 8) {
-        const v8f x = load8(a + i);
-        acc0 += x * load8(rows[0] + i);
-        acc1 += x * load8(rows[1] + i);
-        acc2 += x * load8(rows[2] + i);
-        acc3 += x * load8(rows[3] + i);
-        acc4 += x * load8(rows[4] + i);
-        acc5 += x * load8(rows[5] + i);
-        acc6 += x * load8(rows[6] + i);
-        acc7 += x * load8(rows[7] + i);
-    }
-    out[0] = hsum8(acc0), out[1] = hsum8(acc1), out[2] = hsum8(acc2), out[3] = hsum8(acc3);
-    out[4] = hsum8(acc4), out[5] = hsum8(acc5), out[6] = hsum8(acc6), out[7] = hsum8(acc7);
-}
-
-// out[j] = a · rows[j] for j < n
-inline void dots(float* out, const float* a, const float* const* rows, int64_t n, int64_t c) {
-    int64_t j = 0;
-    if (c % 8 == 0)
-        for (; j + 8 <= n; j += 8) dots8(out + j, a, rows + j, c);
-    for (; j < n; j++) out[j] = dotf(a, rows[j], c);
-}
-
 // o[0:c] = Σ_j w[j]·rows[j][0:c] (assigned)
 inline void combine_rows(float* o, const float* w, const float* const* rows, int64_t n, int64_t c) {
     int64_t i = 0;
@@ -166,7 +117,7 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
             for (int64_t j = 0; j < nk; j++) rows[j] = kv + (int64_t)keys[j] * c;
             for (int h = 0; h < H; h++) {
                 const float* dOh = dout + (t * H + h) * c;
-                const float D = dotf(dOh, o + (t * H + h) * c, c);
+                const float D = dot_f(dOh, o + (t * H + h) * c, c);
                 float* ds = dSt + h * nk;
                 const float* p = Pt + h * nk;
                 dots(ds, dOh, rows.data(), nk, c);  // dP

@@ -33,13 +33,15 @@ void rope_forward(float* x, const int32_t* pos, rope_table_t<float> table, int64
 // ---------------------------------------------------------------- mHC
 void hc_pre_forward(float* y, float* post, float* comb, float* mix, float* rho, const float* X, const float* fn,
                     const float* base, const float* scale, int64_t N, mhc_dims dims);
-// dX += ; dfn, dbase, dscale +=
+// dX += ; dfn, dbase, dscale +=. With dX_out (the gradient of hc_post's output X_out, whose residual branch reads
+// the same X): dX = combᵀ·dX_out + this unit's gradient, i.e. hc_post_backward's dX_in fused in (pass it a null
+// dX_in then); comb is recomputed, bitwise as in the forward.
 void hc_pre_backward(float* dX, float* dfn, float* dbase, float* dscale, const float* dy, const float* dpost,
                      const float* dcomb, const float* X, const float* fn, const float* base, const float* scale,
-                     const float* mix, const float* rho, int64_t N, mhc_dims dims);
+                     const float* mix, const float* rho, int64_t N, mhc_dims dims, const float* dX_out = nullptr);
 void hc_post_forward(float* X_out, const float* F, const float* X_in, const float* post, const float* comb, int64_t N,
                      mhc_dims dims);
-// all assigned
+// all assigned; dX_in may be null (hc_pre_backward then adds the residual branch's gradient)
 void hc_post_backward(float* dF, float* dX_in, float* dpost, float* dcomb, const float* dX_out, const float* F,
                       const float* X_in, const float* post, const float* comb, int64_t N, mhc_dims dims);
 void hc_head_forward(float* y, float* mix, float* rho, const float* X, const float* fn, const float* base,
