@@ -46,6 +46,7 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
 )");
     trex::bench_step_options o = small_options();
     o.peer_script = script;
+    o.profile = true;
     const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
     const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
     ASSERT_TRUE(r.has_peer);
@@ -60,7 +61,13 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     // our step is timed again after the peer, and that ratio is reported too
     EXPECT_GT(r.tokens_per_s_after_peer, 0.0);
     EXPECT_DOUBLE_EQ(r.ratio_vs_peer_after, r.tokens_per_s_after_peer / 50.0);
+    // with --profile: the ratio if everything but the GEMMs took no time
+    ASSERT_GT(r.gemm_seconds, 0.0);
+    EXPECT_NEAR(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer * r.profile_step_seconds / r.gemm_seconds,
+                1e-12 * r.ratio_ceiling_at_gemm_rate);
+    EXPECT_GT(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer);
     const nlohmann::json j = trex::bench_step_json(r);
+    EXPECT_TRUE(j.contains("ratio_ceiling_at_gemm_rate"));
     // memory: the model's own accounting, the arenas, and a peak resident set that holds at least the arenas
     EXPECT_GT(r.activation_bytes, 0.0);
     EXPECT_GT(r.workspace_bytes, 0.0);
@@ -77,6 +84,36 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     EXPECT_NE(text.find("stand-in"), std::string::npos) << text;
     EXPECT_NE(text.find("timed again after the peer"), std::string::npos) << text;
     EXPECT_NE(text.find("activations kept for backward"), std::string::npos) << text;
+    EXPECT_NE(text.find("GEMM ceiling"), std::string::npos) << text;
+}
+
+// --profile counts the profiled step's GEMMs (cpu::gemm_stats). Their FLOPs are an independent check of the FLOP
+// formula: every matrix product of the step but the attention core is a GEMM, so the executed GEMM FLOPs must match
+// FLOPs/token − attention core (measured 1.001–1.013 on v4-micro, v4-tiny and v4-bench-cpu; the excess is the
+// indexer scoring the causally masked entries of its document block). On v4-micro a formula that dropped the MTP
+// head would be off by 6 %, one that counted the routed experts E of E by 12 %.
+TEST(BenchStep, ProfileCountsTheStepsGemmsAndTheirFlopsMatchTheFormula) {
+    const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::bench_step_options o = small_options();
+    o.peer = false;
+    o.profile = true;
+    for (bool dense : {false, true}) {
+        o.dense_csa = dense;
+        const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
+        EXPECT_GT(r.gemm_calls, 0);
+        EXPECT_GT(r.gemm_seconds, 0.0);
+        EXPECT_LT(r.gemm_seconds, r.profile_step_seconds);
+        EXPECT_NEAR(r.gemm_flops_vs_model, 1.0, 0.03) << "dense_csa " << dense;
+        const nlohmann::json j = trex::bench_step_json(r);
+        ASSERT_TRUE(j.contains("gemm"));
+        EXPECT_EQ(j["gemm"]["calls"], r.gemm_calls);
+        EXPECT_NE(trex::format_bench_step(r).find("oneDNN sgemm calls"), std::string::npos);
+    }
+    // without --profile nothing is counted
+    o.profile = false;
+    const trex::bench_step_result plain = trex::run_bench_step(cfg, "v4-micro", o);
+    EXPECT_EQ(plain.gemm_calls, 0);
+    EXPECT_FALSE(trex::bench_step_json(plain).contains("gemm"));
 }
 
 TEST(BenchStep, FailingOrGarbledPeerIsAOneLineError) {

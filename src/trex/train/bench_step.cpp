@@ -14,6 +14,7 @@
 #include "trex/base/resources.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/io/safetensors.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/model.hpp"
 #include "trex/optim/optimizer.hpp"
@@ -156,8 +157,15 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         so.profile = true;
         const double t0 = now_seconds();
         model.params().zero_grads();
+        cpu::gemm_stats_begin();
         step_result sr = model.step(view, so);
+        const cpu::gemm_stats gs = cpu::gemm_stats_end();
         r.profile_step_seconds = now_seconds() - t0;
+        r.gemm_calls = gs.calls;
+        r.gemm_seconds = gs.seconds;
+        r.gemm_flops = gs.flops;
+        r.gemm_nested_calls = gs.nested_calls;
+        r.gemm_nested_flops = gs.nested_flops;
         r.profile = sr.profile.seconds;
         so.profile = false;
     }
@@ -173,6 +181,11 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.flops_per_token = fb.total;
     r.flops_formula = fb.formula;
     r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
+    // the GEMM FLOPs the profiled step executed against the model FLOPs that are matrix products (all but the
+    // attention core's QKᵀ and PV): a check of the FLOP formula
+    if (r.gemm_calls > 0)
+        r.gemm_flops_vs_model =
+            (r.gemm_flops + r.gemm_nested_flops) / ((fb.total - fb.attention) * (double)r.tokens_per_step);
     const peak_measurement fma_after = measure_fma_peak();
     r.peak_gflops = std::max(fma_before.gflops, fma_after.gflops);
     r.peak_gflops_low = std::min(fma_before.gflops, fma_after.gflops);
@@ -228,6 +241,8 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.ratio_vs_peer_after = r.tokens_per_s_after_peer / r.peer_tokens_per_s;
         r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
         r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
+        if (r.gemm_seconds > 0)
+            r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm_seconds;
     }
     return r;
 }
@@ -288,6 +303,20 @@ std::string format_bench_step(const bench_step_result& r) {
         s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", "(outside sections)",
                          1e3 * (r.profile_step_seconds - covered),
                          100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds);
+        if (r.gemm_seconds > 0) {
+            const double rate = r.gemm_flops / r.gemm_seconds / 1e9;
+            s += fmt::format(
+                "  GEMMs           {} oneDNN sgemm calls: {:.2f} ms = {:.1f}% of the profiled step, {:.2f} GFLOP at "
+                "{:.1f} GFLOP/s ({:.0f}% of the FMA peak); everything else {:.2f} ms{}; executed GEMM FLOPs = "
+                "{:.3f} x the model's matrix FLOPs (all but the attention core)\n",
+                r.gemm_calls, 1e3 * r.gemm_seconds, 100.0 * r.gemm_seconds / r.profile_step_seconds, r.gemm_flops / 1e9,
+                rate, 100.0 * rate / r.peak_gflops, 1e3 * (r.profile_step_seconds - r.gemm_seconds),
+                r.gemm_nested_calls > 0
+                    ? fmt::format(" (it includes {} one-thread GEMMs of {:.2f} GFLOP inside parallel regions)",
+                                  r.gemm_nested_calls, r.gemm_nested_flops / 1e9)
+                    : std::string(),
+                r.gemm_flops_vs_model);
+        }
     }
     if (r.has_peer) {
         s += fmt::format(
@@ -309,6 +338,11 @@ std::string format_bench_step(const bench_step_result& r) {
             "  peer MFU        {:.1f}% (same FLOPs/token and peak): a ratio above {:.2f}x would need more "
             "than 100% of the measured fp32 FMA peak\n",
             100.0 * r.peer_mfu, r.ratio_at_peak);
+        if (r.ratio_ceiling_at_gemm_rate > 0)
+            s += fmt::format(
+                "  GEMM ceiling    with everything but the GEMMs at zero time the ratio would be {:.2f}x (this "
+                "ratio x profiled step / its GEMM time): beyond it only faster GEMMs help\n",
+                r.ratio_ceiling_at_gemm_rate);
     }
     return s;
 }
@@ -345,6 +379,12 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     if (!r.profile.empty()) {
         j["profile_step_seconds"] = r.profile_step_seconds;
         j["profile"] = r.profile;
+        j["gemm"] = {{"calls", r.gemm_calls},
+                     {"seconds", r.gemm_seconds},
+                     {"flops", r.gemm_flops},
+                     {"nested_calls", r.gemm_nested_calls},
+                     {"nested_flops", r.gemm_nested_flops},
+                     {"flops_vs_model", r.gemm_flops_vs_model}};
     }
     if (r.has_peer) {
         j["peer_tokens_per_s"] = r.peer_tokens_per_s;
@@ -358,6 +398,7 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
         j["ratio_vs_peer_after"] = r.ratio_vs_peer_after;
         j["peer_mfu"] = r.peer_mfu;
         j["ratio_at_peak"] = r.ratio_at_peak;
+        if (r.ratio_ceiling_at_gemm_rate > 0) j["ratio_ceiling_at_gemm_rate"] = r.ratio_ceiling_at_gemm_rate;
     } else {
         j["peer_tokens_per_s"] = nullptr;
         j["ratio_vs_peer"] = nullptr;

@@ -2,13 +2,49 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <vector>
 
 #include "trex/base/error.hpp"
 #include "trex/kernels/cpu/scratch.hpp"
 
 namespace trex::cpu {
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::mutex g_stats_mutex;
+gemm_stats g_stats;
+
+}  // namespace
+
+void gemm_stats_begin() {
+    std::lock_guard<std::mutex> lock(g_stats_mutex);
+    g_stats = gemm_stats{};
+    g_counting.store(true);
+}
+
+gemm_stats gemm_stats_end() {
+    g_counting.store(false);
+    std::lock_guard<std::mutex> lock(g_stats_mutex);
+    return g_stats;
+}
+
+namespace {
+
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+    dnnl_status_t st =
+        dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    TREX_CHECK(st == dnnl_success, "oneDNN sgemm failed (status {}) for M={} N={} K={}", (int)st, M, N, K);
+}
+
+}  // namespace
 
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
@@ -19,9 +55,25 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
             for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
         return;
     }
-    dnnl_status_t st =
-        dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    TREX_CHECK(st == dnnl_success, "oneDNN sgemm failed (status {}) for M={} N={} K={}", (int)st, M, N, K);
+    if (!g_counting.load(std::memory_order_relaxed)) {
+        sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const double flops = 2.0 * (double)M * (double)N * (double)K;
+    if (omp_in_parallel()) {
+        sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        std::lock_guard<std::mutex> lock(g_stats_mutex);
+        g_stats.nested_calls++;
+        g_stats.nested_flops += flops;
+        return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::lock_guard<std::mutex> lock(g_stats_mutex);
+    g_stats.calls++;
+    g_stats.seconds += dt;
+    g_stats.flops += flops;
 }
 
 namespace {

@@ -12,6 +12,18 @@ namespace trex::cpu {
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
+// Accounting of gemm() calls for `trex bench step --profile`: off (and free) unless begun. Calls made outside an
+// OpenMP parallel region are timed (wall time of the call); calls from inside one (one-thread GEMMs on a block of
+// rows, e.g. mHC's) are only counted, since their time overlaps the other threads' work.
+struct gemm_stats {
+    int64_t calls = 0;
+    double seconds = 0, flops = 0;  // timed calls; flops = 2·M·N·K each
+    int64_t nested_calls = 0;
+    double nested_flops = 0;  // calls from inside a parallel region
+};
+void gemm_stats_begin();      // resets and starts counting
+gemm_stats gemm_stats_end();  // stops and returns what was counted
+
 // Symmetric rank-k update: C[n,n] = alpha·X·Xᵀ + beta·C for X [n,k] (row stride ldx). Only the lower triangle is
 // computed — recursively: C11 and C22 by halves, C21 = X2·X1ᵀ by one GEMM, blocks of ≤ 64 rows by a full GEMM — and
 // then mirrored, so the result is exactly symmetric and costs ~(1/2 + 1/2^depth) of a full GEMM's FLOPs (Muon's
