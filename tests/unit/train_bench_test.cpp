@@ -92,7 +92,7 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
 // FLOPs/token − attention core (measured 1.001–1.013 on v4-micro, v4-tiny and v4-bench-cpu; the excess is the
 // indexer scoring the causally masked entries of its document block). On v4-micro a formula that dropped the MTP
 // head would be off by 6 %, one that counted the routed experts E of E by 12 %.
-TEST(BenchStep, ProfileCountsTheStepsGemmsAndTheirFlopsMatchTheFormula) {
+TEST(BenchStep, ProfileCountsTheStepsGemmsBySectionAndTheirFlopsMatchTheFormula) {
     const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
     trex::bench_step_options o = small_options();
     o.peer = false;
@@ -104,8 +104,24 @@ TEST(BenchStep, ProfileCountsTheStepsGemmsAndTheirFlopsMatchTheFormula) {
         EXPECT_GT(r.gemm_seconds, 0.0);
         EXPECT_LT(r.gemm_seconds, r.profile_step_seconds);
         EXPECT_NEAR(r.gemm_flops_vs_model, 1.0, 0.03) << "dense_csa " << dense;
+        // every timed GEMM is attributed to the profile section open at the call: the sections' GEMM times sum to
+        // the total, none exceeds its section, the attention core and the cross-entropy run none, the head does
+        double sum = 0;
+        for (const auto& [name, sec] : r.gemm_profile) {
+            sum += sec;
+            if (!name.empty()) {
+                ASSERT_TRUE(r.profile.count(name)) << name;
+                EXPECT_LE(sec, r.profile.at(name)) << name;
+            }
+        }
+        EXPECT_NEAR(sum, r.gemm_seconds, 1e-9 * r.gemm_seconds);
+        for (const char* none : {"fwd.attn.core", "bwd.attn.core", "fwd.cross_entropy"})
+            EXPECT_EQ(r.gemm_profile.count(none), 0u) << none;
+        for (const char* some : {"fwd.head", "bwd.head", "fwd.moe.experts", "bwd.moe.experts", "bwd.mhc"})
+            EXPECT_GT(r.gemm_profile.count(some) ? r.gemm_profile.at(some) : 0.0, 0.0) << some;
         const nlohmann::json j = trex::bench_step_json(r);
         ASSERT_TRUE(j.contains("gemm"));
+        EXPECT_TRUE(j.contains("profile_gemm"));
         EXPECT_EQ(j["gemm"]["calls"], r.gemm_calls);
         EXPECT_NE(trex::format_bench_step(r).find("oneDNN sgemm calls"), std::string::npos);
     }

@@ -13,7 +13,9 @@
 namespace trex {
 
 section_timer::section_timer(step_profile* p, const char* name) : p_(p), name_(name) {
-    if (p_) t0_ = now_seconds();
+    if (!p_) return;
+    t0_ = now_seconds();
+    cpu::gemm_stats_section(name);  // (bench step attributes the GEMMs it counts to the open section)
 }
 
 section_timer::~section_timer() {
@@ -29,6 +31,7 @@ void section_timer::next(const char* name) {
     }
     name_ = name;
     t0_ = t;
+    cpu::gemm_stats_section(name);
 }
 
 float* dsv4_model::tmp(int slot, size_t n) {

@@ -163,6 +163,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.profile_step_seconds = now_seconds() - t0;
         r.gemm_calls = gs.calls;
         r.gemm_seconds = gs.seconds;
+        r.gemm_profile = gs.section_seconds;
         r.gemm_flops = gs.flops;
         r.gemm_nested_calls = gs.nested_calls;
         r.gemm_nested_flops = gs.nested_flops;
@@ -288,8 +289,14 @@ std::string format_bench_step(const bench_step_result& r) {
                                     : std::string(),
         r.peak_rss_bytes / MiB);
     if (!r.profile.empty()) {
-        s += fmt::format("  profile of one more step ({:.4f} s; wall time per section, summed over layers):\n",
-                         r.profile_step_seconds);
+        s += fmt::format(
+            "  profile of one more step ({:.4f} s; wall time per section, summed over layers; of it in oneDNN GEMMs):"
+            "\n",
+            r.profile_step_seconds);
+        const auto gemm_of = [&](const std::string& name) {
+            const auto it = r.gemm_profile.find(name);
+            return it == r.gemm_profile.end() ? 0.0 : it->second;
+        };
         std::vector<std::pair<double, std::string>> rows;
         double covered = 0;
         for (const auto& [name, sec] : r.profile) {
@@ -298,11 +305,11 @@ std::string format_bench_step(const bench_step_result& r) {
         }
         std::sort(rows.rbegin(), rows.rend());
         for (const auto& [sec, name] : rows)
-            s +=
-                fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", name, 1e3 * sec, 100.0 * sec / r.profile_step_seconds);
-        s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%\n", "(outside sections)",
+            s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%   GEMM {:8.2f} ms\n", name, 1e3 * sec,
+                             100.0 * sec / r.profile_step_seconds, 1e3 * gemm_of(name));
+        s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%   GEMM {:8.2f} ms\n", "(outside sections)",
                          1e3 * (r.profile_step_seconds - covered),
-                         100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds);
+                         100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds, 1e3 * gemm_of(""));
         if (r.gemm_seconds > 0) {
             const double rate = r.gemm_flops / r.gemm_seconds / 1e9;
             s += fmt::format(
@@ -379,6 +386,7 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     if (!r.profile.empty()) {
         j["profile_step_seconds"] = r.profile_step_seconds;
         j["profile"] = r.profile;
+        j["profile_gemm"] = r.gemm_profile;
         j["gemm"] = {{"calls", r.gemm_calls},
                      {"seconds", r.gemm_seconds},
                      {"flops", r.gemm_flops},

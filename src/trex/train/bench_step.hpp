@@ -61,6 +61,7 @@ struct bench_step_result {
     // GEMMs called from inside one (counted, their time is part of their section's)
     int64_t gemm_calls = 0, gemm_nested_calls = 0;
     double gemm_seconds = 0, gemm_flops = 0, gemm_nested_flops = 0;
+    std::map<std::string, double> gemm_profile;  // section -> seconds of its timed GEMMs ("" outside sections)
     double gemm_flops_vs_model = 0;  // (gemm_flops + gemm_nested_flops) / ((FLOPs/token − attention core) · tokens)
     // with a peer: the ratio if everything but the timed GEMMs took no time (profiled step / its GEMM time × ratio),
     // an upper bound of what faster non-GEMM code can give at this GEMM rate

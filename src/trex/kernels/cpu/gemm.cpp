@@ -18,6 +18,7 @@ namespace trex::cpu {
 namespace {
 
 std::atomic<bool> g_counting{false};
+std::atomic<const char*> g_section{nullptr};
 std::mutex g_stats_mutex;
 gemm_stats g_stats;
 
@@ -27,6 +28,10 @@ void gemm_stats_begin() {
     std::lock_guard<std::mutex> lock(g_stats_mutex);
     g_stats = gemm_stats{};
     g_counting.store(true);
+}
+
+void gemm_stats_section(const char* name) {
+    g_section.store(name, std::memory_order_relaxed);
 }
 
 gemm_stats gemm_stats_end() {
@@ -73,6 +78,8 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     std::lock_guard<std::mutex> lock(g_stats_mutex);
     g_stats.calls++;
     g_stats.seconds += dt;
+    const char* section = g_section.load(std::memory_order_relaxed);
+    g_stats.section_seconds[section ? section : ""] += dt;
     g_stats.flops += flops;
 }
 

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 namespace trex::cpu {
 
@@ -19,10 +21,13 @@ struct gemm_stats {
     int64_t calls = 0;
     double seconds = 0, flops = 0;  // timed calls; flops = 2·M·N·K each
     int64_t nested_calls = 0;
-    double nested_flops = 0;  // calls from inside a parallel region
+    double nested_flops = 0;                        // calls from inside a parallel region
+    std::map<std::string, double> section_seconds;  // timed seconds by the profile section open at the call
 };
-void gemm_stats_begin();      // resets and starts counting
-gemm_stats gemm_stats_end();  // stops and returns what was counted
+void gemm_stats_begin();                    // resets and starts counting
+gemm_stats gemm_stats_end();                // stops and returns what was counted
+void gemm_stats_section(const char* name);  // the profile section now open (nullptr: none; one profiled model at a
+                                            // time); the name must outlive the counting
 
 // Symmetric rank-k update: C[n,n] = alpha·X·Xᵀ + beta·C for X [n,k] (row stride ldx). Only the lower triangle is
 // computed — recursively: C11 and C22 by halves, C21 = X2·X1ᵀ by one GEMM, blocks of ≤ 64 rows by a full GEMM — and
