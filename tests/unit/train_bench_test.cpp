@@ -62,8 +62,8 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     EXPECT_GT(r.tokens_per_s_after_peer, 0.0);
     EXPECT_DOUBLE_EQ(r.ratio_vs_peer_after, r.tokens_per_s_after_peer / 50.0);
     // with --profile: the ratio if everything but the GEMMs took no time
-    ASSERT_GT(r.gemm_seconds, 0.0);
-    EXPECT_NEAR(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer * r.profile_step_seconds / r.gemm_seconds,
+    ASSERT_GT(r.gemm.seconds, 0.0);
+    EXPECT_NEAR(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds,
                 1e-12 * r.ratio_ceiling_at_gemm_rate);
     EXPECT_GT(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer);
     const nlohmann::json j = trex::bench_step_json(r);
@@ -100,35 +100,35 @@ TEST(BenchStep, ProfileCountsTheStepsGemmsBySectionAndTheirFlopsMatchTheFormula)
     for (bool dense : {false, true}) {
         o.dense_csa = dense;
         const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
-        EXPECT_GT(r.gemm_calls, 0);
-        EXPECT_GT(r.gemm_seconds, 0.0);
-        EXPECT_LT(r.gemm_seconds, r.profile_step_seconds);
+        EXPECT_GT(r.gemm.calls, 0);
+        EXPECT_GT(r.gemm.seconds, 0.0);
+        EXPECT_LT(r.gemm.seconds, r.profile_step_seconds);
         EXPECT_NEAR(r.gemm_flops_vs_model, 1.0, 0.03) << "dense_csa " << dense;
         // every timed GEMM is attributed to the profile section open at the call: the sections' GEMM times sum to
         // the total, none exceeds its section, the attention core and the cross-entropy run none, the head does
         double sum = 0;
-        for (const auto& [name, sec] : r.gemm_profile) {
+        for (const auto& [name, sec] : r.gemm.section_seconds) {
             sum += sec;
             if (!name.empty()) {
                 ASSERT_TRUE(r.profile.count(name)) << name;
                 EXPECT_LE(sec, r.profile.at(name)) << name;
             }
         }
-        EXPECT_NEAR(sum, r.gemm_seconds, 1e-9 * r.gemm_seconds);
+        EXPECT_NEAR(sum, r.gemm.seconds, 1e-9 * r.gemm.seconds);
         for (const char* none : {"fwd.attn.core", "bwd.attn.core", "fwd.cross_entropy"})
-            EXPECT_EQ(r.gemm_profile.count(none), 0u) << none;
+            EXPECT_EQ(r.gemm.section_seconds.count(none), 0u) << none;
         for (const char* some : {"fwd.head", "bwd.head", "fwd.moe.experts", "bwd.moe.experts", "bwd.mhc"})
-            EXPECT_GT(r.gemm_profile.count(some) ? r.gemm_profile.at(some) : 0.0, 0.0) << some;
+            EXPECT_GT(r.gemm.section_seconds.count(some) ? r.gemm.section_seconds.at(some) : 0.0, 0.0) << some;
         const nlohmann::json j = trex::bench_step_json(r);
         ASSERT_TRUE(j.contains("gemm"));
         EXPECT_TRUE(j.contains("profile_gemm"));
-        EXPECT_EQ(j["gemm"]["calls"], r.gemm_calls);
+        EXPECT_EQ(j["gemm"]["calls"], r.gemm.calls);
         EXPECT_NE(trex::format_bench_step(r).find("oneDNN sgemm calls"), std::string::npos);
     }
     // without --profile nothing is counted
     o.profile = false;
     const trex::bench_step_result plain = trex::run_bench_step(cfg, "v4-micro", o);
-    EXPECT_EQ(plain.gemm_calls, 0);
+    EXPECT_EQ(plain.gemm.calls, 0);
     EXPECT_FALSE(trex::bench_step_json(plain).contains("gemm"));
 }
 

@@ -159,14 +159,8 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         model.params().zero_grads();
         cpu::gemm_stats_begin();
         step_result sr = model.step(view, so);
-        const cpu::gemm_stats gs = cpu::gemm_stats_end();
+        r.gemm = cpu::gemm_stats_end();
         r.profile_step_seconds = now_seconds() - t0;
-        r.gemm_calls = gs.calls;
-        r.gemm_seconds = gs.seconds;
-        r.gemm_profile = gs.section_seconds;
-        r.gemm_flops = gs.flops;
-        r.gemm_nested_calls = gs.nested_calls;
-        r.gemm_nested_flops = gs.nested_flops;
         r.profile = sr.profile.seconds;
         so.profile = false;
     }
@@ -184,9 +178,9 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.gflops = r.flops_per_token * r.tokens_per_s / 1e9;
     // the GEMM FLOPs the profiled step executed against the model FLOPs that are matrix products (all but the
     // attention core's QKᵀ and PV): a check of the FLOP formula
-    if (r.gemm_calls > 0)
+    if (r.gemm.calls > 0)
         r.gemm_flops_vs_model =
-            (r.gemm_flops + r.gemm_nested_flops) / ((fb.total - fb.attention) * (double)r.tokens_per_step);
+            (r.gemm.flops + r.gemm.nested_flops) / ((fb.total - fb.attention) * (double)r.tokens_per_step);
     const peak_measurement fma_after = measure_fma_peak();
     r.peak_gflops = std::max(fma_before.gflops, fma_after.gflops);
     r.peak_gflops_low = std::min(fma_before.gflops, fma_after.gflops);
@@ -242,8 +236,8 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.ratio_vs_peer_after = r.tokens_per_s_after_peer / r.peer_tokens_per_s;
         r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
         r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
-        if (r.gemm_seconds > 0)
-            r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm_seconds;
+        if (r.gemm.seconds > 0)
+            r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds;
     }
     return r;
 }
@@ -294,8 +288,8 @@ std::string format_bench_step(const bench_step_result& r) {
             "\n",
             r.profile_step_seconds);
         const auto gemm_of = [&](const std::string& name) {
-            const auto it = r.gemm_profile.find(name);
-            return it == r.gemm_profile.end() ? 0.0 : it->second;
+            const auto it = r.gemm.section_seconds.find(name);
+            return it == r.gemm.section_seconds.end() ? 0.0 : it->second;
         };
         std::vector<std::pair<double, std::string>> rows;
         double covered = 0;
@@ -310,17 +304,17 @@ std::string format_bench_step(const bench_step_result& r) {
         s += fmt::format("    {:<26} {:9.2f} ms  {:5.1f}%   GEMM {:8.2f} ms\n", "(outside sections)",
                          1e3 * (r.profile_step_seconds - covered),
                          100.0 * (r.profile_step_seconds - covered) / r.profile_step_seconds, 1e3 * gemm_of(""));
-        if (r.gemm_seconds > 0) {
-            const double rate = r.gemm_flops / r.gemm_seconds / 1e9;
+        if (r.gemm.seconds > 0) {
+            const double rate = r.gemm.flops / r.gemm.seconds / 1e9;
             s += fmt::format(
                 "  GEMMs           {} oneDNN sgemm calls: {:.2f} ms = {:.1f}% of the profiled step, {:.2f} GFLOP at "
                 "{:.1f} GFLOP/s ({:.0f}% of the FMA peak); everything else {:.2f} ms{}; executed GEMM FLOPs = "
                 "{:.3f} x the model's matrix FLOPs (all but the attention core)\n",
-                r.gemm_calls, 1e3 * r.gemm_seconds, 100.0 * r.gemm_seconds / r.profile_step_seconds, r.gemm_flops / 1e9,
-                rate, 100.0 * rate / r.peak_gflops, 1e3 * (r.profile_step_seconds - r.gemm_seconds),
-                r.gemm_nested_calls > 0
+                r.gemm.calls, 1e3 * r.gemm.seconds, 100.0 * r.gemm.seconds / r.profile_step_seconds, r.gemm.flops / 1e9,
+                rate, 100.0 * rate / r.peak_gflops, 1e3 * (r.profile_step_seconds - r.gemm.seconds),
+                r.gemm.nested_calls > 0
                     ? fmt::format(" (it includes {} one-thread GEMMs of {:.2f} GFLOP inside parallel regions)",
-                                  r.gemm_nested_calls, r.gemm_nested_flops / 1e9)
+                                  r.gemm.nested_calls, r.gemm.nested_flops / 1e9)
                     : std::string(),
                 r.gemm_flops_vs_model);
         }
@@ -386,12 +380,12 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     if (!r.profile.empty()) {
         j["profile_step_seconds"] = r.profile_step_seconds;
         j["profile"] = r.profile;
-        j["profile_gemm"] = r.gemm_profile;
-        j["gemm"] = {{"calls", r.gemm_calls},
-                     {"seconds", r.gemm_seconds},
-                     {"flops", r.gemm_flops},
-                     {"nested_calls", r.gemm_nested_calls},
-                     {"nested_flops", r.gemm_nested_flops},
+        j["profile_gemm"] = r.gemm.section_seconds;
+        j["gemm"] = {{"calls", r.gemm.calls},
+                     {"seconds", r.gemm.seconds},
+                     {"flops", r.gemm.flops},
+                     {"nested_calls", r.gemm.nested_calls},
+                     {"nested_flops", r.gemm.nested_flops},
                      {"flops_vs_model", r.gemm_flops_vs_model}};
     }
     if (r.has_peer) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trex/kernels/cpu/gemm.hpp"
 #include "trex/model/config.hpp"
 
 namespace trex {
@@ -57,12 +58,10 @@ struct bench_step_result {
     double peak_rss_bytes = 0;
     std::map<std::string, double> profile;  // section -> seconds of the profiled step (when requested)
     double profile_step_seconds = 0;
-    // the profiled step's oneDNN GEMMs (cpu::gemm_stats): timed calls outside parallel regions, and the one-thread
-    // GEMMs called from inside one (counted, their time is part of their section's)
-    int64_t gemm_calls = 0, gemm_nested_calls = 0;
-    double gemm_seconds = 0, gemm_flops = 0, gemm_nested_flops = 0;
-    std::map<std::string, double> gemm_profile;  // section -> seconds of its timed GEMMs ("" outside sections)
-    double gemm_flops_vs_model = 0;  // (gemm_flops + gemm_nested_flops) / ((FLOPs/token − attention core) · tokens)
+    // the profiled step's oneDNN GEMMs: timed calls (outside parallel regions) by section, and the one-thread GEMMs
+    // called from inside one (counted; their time is part of their section's)
+    cpu::gemm_stats gemm;
+    double gemm_flops_vs_model = 0;  // (gemm.flops + gemm.nested_flops) / ((FLOPs/token − attention core) · tokens)
     // with a peer: the ratio if everything but the timed GEMMs took no time (profiled step / its GEMM time × ratio),
     // an upper bound of what faster non-GEMM code can give at this GEMM rate
     double ratio_ceiling_at_gemm_rate = 0;
