@@ -50,6 +50,34 @@ inline void combine_rows(float* o, const float* w, const float* const* rows, int
     }
 }
 
+// o_h[0:c] = Σ_j w_h[j]·rows[j][0:c] for the H heads of one query: o [H, c], w [H, ldw]. Heads in pairs when
+// c % 32 == 0, so that each load of a row chunk feeds 8 FMAs into 8 independent accumulators (one head at a time
+// gives 4 FMAs per 4 loads on 4 dependent chains); the same sums in the same order as combine_rows.
+inline void combine_rows_heads(float* o, const float* w, int64_t ldw, const float* const* rows, int64_t n, int64_t c,
+                               int H) {
+    int h = 0;
+    if (c % 32 == 0)
+        for (; h + 2 <= H; h += 2) {
+            const float* w0 = w + h * ldw;
+            const float* w1 = w0 + ldw;
+            float* o0 = o + h * c;
+            float* o1 = o0 + c;
+            for (int64_t i = 0; i < c; i += 32) {
+                v8f a0 = {}, a1 = {}, a2 = {}, a3 = {}, b0 = {}, b1 = {}, b2 = {}, b3 = {};
+                for (int64_t j = 0; j < n; j++) {
+                    const float* r = rows[j] + i;
+                    const v8f x0 = load8(r), x1 = load8(r + 8), x2 = load8(r + 16), x3 = load8(r + 24);
+                    const float u = w0[j], v = w1[j];
+                    a0 += u * x0, a1 += u * x1, a2 += u * x2, a3 += u * x3;
+                    b0 += v * x0, b1 += v * x1, b2 += v * x2, b3 += v * x3;
+                }
+                store8(o0 + i, a0), store8(o0 + i + 8, a1), store8(o0 + i + 16, a2), store8(o0 + i + 24, a3);
+                store8(o1 + i, b0), store8(o1 + i + 8, b1), store8(o1 + i + 16, b2), store8(o1 + i + 24, b3);
+            }
+        }
+    for (; h < H; h++) combine_rows(o + h * c, w + h * ldw, rows, n, c);
+}
+
 }  // namespace
 
 // o [N,H,c], P [Σ nk·H], q [N,H,c], kv [Nk,c], sink [H]
@@ -86,8 +114,8 @@ void attention_forward(float* o, float* P, const float* q, const float* kv, cons
                 const float inv = 1.0f / sum;
 #pragma omp simd
                 for (int64_t j = 0; j < nk; j++) p[j] *= inv;
-                combine_rows(o + (t * H + h) * c, p, rows.data(), nk, c);
             }
+            combine_rows_heads(o + t * H * c, Pt, nk, rows.data(), nk, c, H);
         }
     }
 }
@@ -113,7 +141,7 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
             const float* Pt = P + k0 * H;
             float* dSt = dS + k0 * H;
             rows.resize(nk);
-            w.resize(nk);
+            w.resize(H * nk);
             for (int64_t j = 0; j < nk; j++) rows[j] = kv + (int64_t)keys[j] * c;
             for (int h = 0; h < H; h++) {
                 const float* dOh = dout + (t * H + h) * c;
@@ -122,14 +150,15 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
                 const float* p = Pt + h * nk;
                 dots(ds, dOh, rows.data(), nk, c);  // dP
                 float psum = 0.0f;
+                float* wh = w.data() + h * nk;
                 for (int64_t j = 0; j < nk; j++) {
                     psum += p[j];
                     ds[j] = p[j] * (ds[j] - D);
-                    w[j] = sc * ds[j];
+                    wh[j] = sc * ds[j];
                 }
                 dsink_t[t * H + h] = -(1.0f - psum) * D;
-                combine_rows(dq + (t * H + h) * c, w.data(), rows.data(), nk, c);
             }
+            combine_rows_heads(dq + t * H * c, w.data(), nk, rows.data(), nk, c, H);
         }
     }
     for (int h = 0; h < H; h++) {
@@ -152,24 +181,39 @@ void attention_backward(float* dq, float* dkv, float* dsink, const float* dout, 
             use_query[slot] = (int32_t)t;
             use_pos[slot] = a;
         }
-        // pass 2: per key — dkv[r] = Σ over its uses (ascending query) and heads of scale·dS·q + P·dO
-#pragma omp parallel for schedule(dynamic, 16)
-    for (int64_t r = 0; r < Nk; r++) {
-        float* dk = dkv + r * c;
-        const int64_t u0 = kstart[r], u1 = kstart[r + 1];
-        std::memset(dk, 0, sizeof(float) * c);
-        for (int64_t u = u0; u < u1; u++) {
-            const int64_t t = use_query[u];
+    // pass 2: per key — dkv[r] = Σ over its uses (ascending query) and heads of scale·dS·q + P·dO. Keys go by
+    // blocks of `key_block` consecutive rows whose use lists are walked together in ascending query order, so a
+    // query's q and dO rows (H·c floats each) are loaded once per block rather than once per key (neighbouring keys
+    // share most of their window queries); each key still sums its uses in ascending query order, heads ascending.
+    constexpr int64_t key_block = 16;
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t rb = 0; rb < Nk; rb += key_block) {
+        const int64_t nb = std::min(key_block, Nk - rb);
+        int64_t cur[key_block], end[key_block];
+        for (int64_t b = 0; b < nb; b++) {
+            cur[b] = kstart[rb + b];
+            end[b] = kstart[rb + b + 1];
+            std::memset(dkv + (rb + b) * c, 0, sizeof(float) * c);
+        }
+        for (;;) {
+            int64_t t = N;  // the next query in ascending order among the block's remaining uses
+            for (int64_t b = 0; b < nb; b++)
+                if (cur[b] < end[b]) t = std::min<int64_t>(t, use_query[cur[b]]);
+            if (t == N) break;
             const int64_t k0 = key_offset[t];
             const int64_t nk = key_offset[t + 1] - k0;
-            const int64_t j = use_pos[u] - k0;
-            for (int h = 0; h < H; h++) {
-                const float g = sc * dS[k0 * H + h * nk + j];
-                const float p = P[k0 * H + h * nk + j];
-                const float* qh = q + (t * H + h) * c;
-                const float* gh = dout + (t * H + h) * c;
+            for (int64_t b = 0; b < nb; b++) {
+                if (cur[b] == end[b] || use_query[cur[b]] != t) continue;
+                const int64_t j = use_pos[cur[b]++] - k0;
+                float* dk = dkv + (rb + b) * c;
+                for (int h = 0; h < H; h++) {
+                    const float g = sc * dS[k0 * H + h * nk + j];
+                    const float p = P[k0 * H + h * nk + j];
+                    const float* qh = q + (t * H + h) * c;
+                    const float* gh = dout + (t * H + h) * c;
 #pragma omp simd
-                for (int64_t k = 0; k < c; k++) dk[k] += g * qh[k] + p * gh[k];
+                    for (int64_t k = 0; k < c; k++) dk[k] += g * qh[k] + p * gh[k];
+                }
             }
         }
     }
