@@ -32,7 +32,8 @@ void stream_rms(float* rho, const float* X, int64_t N, int64_t nd, double eps) {
     }
 }
 
-// mix [N, rows] = rho ⊙ (X [N, n·d] · fnᵀ)
+// mix [N, rows] = rho ⊙ (X [N, n·d] · fnᵀ). Called from inside a parallel region (hc_pre_forward's token blocks),
+// its loops and the GEMM run on the calling thread.
 void project_streams(float* mix, float* rho, const float* X, const float* fn, int64_t N, int rows, int64_t nd,
                      double eps) {
     stream_rms(rho, X, N, nd, eps);
@@ -231,19 +232,13 @@ void hc_pre_forward(float* y, float* post, float* comb, float* mix, float* rho, 
     const int n = dims.n, rows = dims.rows();
     const int64_t d = dims.d, nd = n * d;
     TREX_ASSERT(n <= max_streams && 2 * dims.iters <= max_sinkhorn_steps);
-    const float eps = (float)dims.hc_eps, norm_eps = (float)dims.norm_eps;
+    const float eps = (float)dims.hc_eps;
     const int nn = n * n;
     // one block of tokens per task: its rows of X stay in cache from the RMS to the projection to the collapse
 #pragma omp parallel for schedule(static)
     for (int64_t b0 = 0; b0 < N; b0 += token_block) {
         const int64_t nt = std::min(token_block, N - b0);
-        for (int64_t t = b0; t < b0 + nt; t++) {
-            const float* x = X + t * nd;
-            rho[t] = 1.0f / std::sqrt(dot_f(x, x, nd) / (float)nd + norm_eps);
-        }
-        gemm(false, true, nt, rows, nd, 1.0f, X + b0 * nd, nd, fn, nd, 0.0f, mix + b0 * rows, rows);  // one thread
-        for (int64_t t = b0; t < b0 + nt; t++)
-            for (int r = 0; r < rows; r++) mix[t * rows + r] *= rho[t];
+        project_streams(mix + b0 * rows, rho + b0, X + b0 * nd, fn, nt, rows, nd, dims.norm_eps);
         for (int64_t t0 = b0; t0 < b0 + nt; t0 += lanes) {
             const int nl = (int)std::min<int64_t>(lanes, b0 + nt - t0);
             float R[max_streams * max_streams * lanes], P[max_streams * max_streams * lanes];
