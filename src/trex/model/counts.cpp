@@ -148,6 +148,9 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
     const int n_mtp = opt.include_mtp ? cfg.num_nextn_predict_layers : 0;
 
     const int n_attn_layers = cfg.n_layers() + n_mtp;
+    // the indexer's inputs are detached: with its loss, forward (2) + weight gradients (2) per parameter and forward
+    // (2) + the gradients of both score operands (4) per scored key; without it, the forward only
+    const double idx_mm_per_param = opt.indexer_loss ? 4 : 2, idx_score_per_key = opt.indexer_loss ? 6 : 2;
     fb.layer_matmul.assign(n_attn_layers, 0.0);
     fb.layer_routed.assign(n_attn_layers, 0.0);
     fb.layer_attention.assign(n_attn_layers, 0.0);
@@ -166,7 +169,7 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
             n_head += n;
         } else if (t.is_indexer) {
             n_idx += n;
-            if (in_layer) fb.layer_indexer[t.layer] += 4 * n;
+            if (in_layer) fb.layer_indexer[t.layer] += idx_mm_per_param * n;
         } else if (t.expert >= 0) {
             if (t.expert < K) {  // K of E experts
                 n_routed += n, mm = n;
@@ -188,25 +191,24 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
     fb.routed_share = 6 * n_routed;
     fb.mhc_share = 6 * n_mhc;
     fb.head = 6 * n_head * (1 + n_mtp);
-    fb.indexer_mm = 4 * n_idx;
+    fb.indexer_mm = idx_mm_per_param * n_idx;
 
     // --- attention core and indexer scoring ---
     const int win = cfg.sliding_window;
     const double hc = (double)cfg.num_attention_heads * cfg.head_dim;
     const double Sd = (double)S;
     // causal: mean over positions of the exact key counts; non-causal: the key set of the last position for all
-    const double window_keys =
-        opt.causal ? sum_min_window(S, win) / Sd : (double)std::min<int64_t>(S, (int64_t)win);
+    const double window_keys = opt.causal ? sum_min_window(S, win) / Sd : (double)std::min<int64_t>(S, (int64_t)win);
     const double csa_visible = opt.causal ? sum_floor_div(S, 4) / Sd : (double)(S / 4);
-    const double csa_selected =
-        opt.dense_csa ? csa_visible
-                      : (opt.causal ? sum_min_topk(S, cfg.index_topk) / Sd
-                                    : (double)std::min<int64_t>(S / 4, (int64_t)cfg.index_topk));
+    const double csa_selected = opt.dense_csa
+                                    ? csa_visible
+                                    : (opt.causal ? sum_min_topk(S, cfg.index_topk) / Sd
+                                                  : (double)std::min<int64_t>(S / 4, (int64_t)cfg.index_topk));
     std::map<int, double> hca_keys;  // ratio -> mean floor((p+1)/m)
     int n_swa = 0, n_csa = 0;
     std::map<int, int> n_hca;
     double keys_total = 0;
-    const double score_per_csa = 6.0 * cfg.index_n_heads * cfg.index_head_dim * csa_visible;
+    const double score_per_csa = idx_score_per_key * cfg.index_n_heads * cfg.index_head_dim * csa_visible;
     for (int l = 0; l < n_attn_layers; l++) {
         const int m = cfg.ratio(l);
         double keys = window_keys;
@@ -248,12 +250,13 @@ flops_breakdown training_flops_per_token(const model_config& cfg, const flops_op
         "{} of {} (= {}), mHC hc_*_fn (= {}){}; embedding, head and indexer excluded]"
         " + 6*V*d*(1+MTP) [head = {}]"
         " + sum over {} attention layers ({}) of 12*H*c*n_keys [attention = {}; H*c = {}; mean over p<S: {}]"
-        " + 4*N_idx_mm [indexer projections with detached inputs = {}; N_idx_mm = {:.6g}]"
-        " + {} CSA layers * 6*H_I*c_I*mean floor((p+1)/4) [indexer scoring = {}]"
+        " + {}*N_idx_mm [indexer projections with detached inputs{} = {}; N_idx_mm = {:.6g}]"
+        " + {} CSA layers * {}*H_I*c_I*mean floor((p+1)/4) [indexer scoring = {}]"
         " = {}. Norms, biases and elementwise ops are not counted; {}.",
         S, gf(fb.matmul), n_mm, K, cfg.n_routed_experts, gf(fb.routed_share), gf(fb.mhc_share),
         n_mtp > 0 ? fmt::format(", MTP h_proj x{} streams", cfg.hc_mult) : std::string(), gf(fb.head), n_attn_layers,
-        layers, gf(fb.attention), hc, keys, gf(fb.indexer_mm), n_idx, n_csa, gf(fb.indexer_score), gf(fb.total),
+        layers, gf(fb.attention), hc, keys, idx_mm_per_param, opt.indexer_loss ? "" : ", forward only: no indexer loss",
+        gf(fb.indexer_mm), n_idx, n_csa, idx_score_per_key, gf(fb.indexer_score), gf(fb.total),
         opt.causal ? "attention is not causal-halved (key sets are exact)"
                    : "non-causal: every query sees the key set of position S-1");
     return fb;

@@ -62,6 +62,9 @@ struct flops_options {
     int64_t seq_len = 4096;   // S: one document filling the row; positions 0..S−1
     bool dense_csa = false;   // CSA attends to every visible compressed entry (dense warm-up) instead of top-k
     bool include_mtp = true;  // count the MTP block and its second use of the head
+    // true: the indexer KL loss is trained (λ_idx ≠ 0), so its projections and scoring have a backward (weight
+    // gradients only: 4·N and 6·H_I·c_I per key); false: they run forward only for the top-k (2·N and 2·H_I·c_I)
+    bool indexer_loss = true;
     // true (the default): position p attends to its causal key set (the exact counts below). false: the non-causal
     // convention (every query sees the key set of the last position: window min(S, n_win), HCA floor(S/m), CSA
     // min(k_I, floor(S/4)) or floor(S/4) dense, indexer scoring floor(S/4)), as DeepSeek's "non-causal MFU".

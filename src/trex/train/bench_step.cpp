@@ -172,6 +172,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     fo.seq_len = opt.seq;
     fo.dense_csa = opt.dense_csa;
     fo.include_mtp = cfg.has_mtp() && !lm_only;
+    fo.indexer_loss = !lm_only;
     const flops_breakdown fb = training_flops_per_token(cfg, fo);
     r.flops_per_token = fb.total;
     r.flops_formula = fb.formula;

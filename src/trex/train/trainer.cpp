@@ -251,6 +251,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     flops_options fo;
     fo.seq_len = cfg.seq;
     fo.include_mtp = mc.has_mtp();
+    fo.indexer_loss = cfg.indexer_weight != 0.0;
     const flops_breakdown fb = training_flops_per_token(mc, fo);
     // Measured once before the first step and once after it (outside the step's timing); the higher is kept: on a
     // shared machine a busy neighbour can only lower a measurement, and a low peak would inflate every MFU logged.
