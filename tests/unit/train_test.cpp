@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
@@ -15,6 +15,8 @@
 #include "trex/data/shards.hpp"
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/counts.hpp"
 #include "trex/train/checkpoint.hpp"
 #include "trex/train/trainer.hpp"
 
@@ -57,8 +59,8 @@ class list_source : public trex::document_source {
 
 trex::train_config micro_config(const std::string& out, int64_t steps) {
     return trex::load_train_config(
-        "", {"model.config=\"" + trex::test::source_path("configs/v4-micro.json") + "\"", "data.batch=4",
-             "data.seq=64", "optim.lr=5e-3", "optim.warmup=5", "checkpoint.every=0", "log.report=false",
+        "", {"model.config=\"" + trex::test::source_path("configs/v4-micro.json") + "\"", "data.batch=4", "data.seq=64",
+             "optim.lr=5e-3", "optim.warmup=5", "checkpoint.every=0", "log.report=false",
              "run.steps=" + std::to_string(steps), "run.out_dir=\"" + out + "\""});
 }
 
@@ -82,8 +84,7 @@ TEST(TrainConfig, DefaultsOverridesAndErrors) {
     EXPECT_DOUBLE_EQ(c.mtp_weight, 0.25);
     EXPECT_DOUBLE_EQ(c.mtp_weight_after_decay, 0.25);
     EXPECT_EQ(c.sources.size(), 1u);
-    EXPECT_NE(expect_error([] { trex::load_train_config("", {"optim.lrr=1"}); }).find("optim.lrr"),
-              std::string::npos);
+    EXPECT_NE(expect_error([] { trex::load_train_config("", {"optim.lrr=1"}); }).find("optim.lrr"), std::string::npos);
     EXPECT_NE(expect_error([] { trex::load_train_config("", {"run.steps=\"ten\""}); }).find("run.steps"),
               std::string::npos);
     EXPECT_NE(expect_error([] { trex::load_train_config("", {"run.mode=\"rl\""}); }).find("run.mode"),
@@ -95,8 +96,7 @@ TEST(TrainConfig, DefaultsOverridesAndErrors) {
     std::ofstream(bad) << "[run]\nsteps = = 3\n";
     EXPECT_NE(expect_error([&] { trex::load_train_config(bad, {}); }).find("bad.toml:2"), std::string::npos);
     std::ofstream(dir + "/x.toml") << "[bogus]\nk = 1\n";
-    EXPECT_NE(expect_error([&] { trex::load_train_config(dir + "/x.toml", {}); }).find("[bogus]"),
-              std::string::npos);
+    EXPECT_NE(expect_error([&] { trex::load_train_config(dir + "/x.toml", {}); }).find("[bogus]"), std::string::npos);
 }
 
 TEST(Packer, CptLabelsStopAtDocumentBoundaries) {
@@ -171,8 +171,8 @@ TEST(Checkpoint, RoundTripVerifyAndSkipCorrupt) {
     }
     // corrupt the newest: a flipped byte → checksum mismatch; resume picks the previous one and says why
     {
-        std::fstream f(run + "/checkpoints/step-00000006/model.safetensors", std::ios::in | std::ios::out |
-                                                                                 std::ios::binary);
+        std::fstream f(run + "/checkpoints/step-00000006/model.safetensors",
+                       std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(200);
         f.put('\x7f');
     }
@@ -184,8 +184,9 @@ TEST(Checkpoint, RoundTripVerifyAndSkipCorrupt) {
     // truncated file: the size no longer matches the manifest
     fs::resize_file(run + "/checkpoints/step-00000004/optim.safetensors", 100);
     EXPECT_NE(trex::verify_checkpoint(run + "/checkpoints/step-00000004").find("size"), std::string::npos);
-    EXPECT_NE(expect_error([&] { trex::load_checkpoint(run + "/checkpoints/step-00000004", q, &opt2); })
-                  .find("optim.safetensors"),
+    EXPECT_NE(expect_error([&] {
+                  trex::load_checkpoint(run + "/checkpoints/step-00000004", q, &opt2);
+              }).find("optim.safetensors"),
               std::string::npos);
     // a partial (interrupted) write is ignored
     fs::create_directories(run + "/checkpoints/step-00000008.tmp-123");
@@ -210,6 +211,31 @@ TEST(Train, LossFallsOnTheSyntheticTask) {
     EXPECT_LT(tail / 10, 0.5);
     EXPECT_EQ(s.skipped, 0);
     EXPECT_TRUE(fs::exists(s.checkpoint + "/manifest.json"));
+}
+
+TEST(Train, MfuCountsTheDenseCsaWarmUpSteps) {
+    // loss.indexer_dense_steps = 2: the first two steps attend to every visible compressed entry of the CSA layers,
+    // so their MFU divides the dense count of FLOPs per token, the later steps the top-k count (the peak is measured
+    // once per run, so mfu / tokens_per_s is FLOPs/token over a constant)
+    const std::string out = tmp_dir("mfu_dense");
+    auto cfg = micro_config(out, 4);
+    cfg.indexer_dense_steps = 2;
+    trex::run_training(cfg);
+    const auto rows = read_metrics(out);
+    ASSERT_EQ(rows.size(), 4u);
+    const auto per_token = [&](size_t i) {
+        return rows[i]["mfu"].get<double>() / rows[i]["tokens_per_s"].get<double>();
+    };
+    const trex::model_config mc = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::flops_options fo;
+    fo.seq_len = 64;
+    const double sparse = trex::training_flops_per_token(mc, fo).total;
+    fo.dense_csa = true;
+    const double dense = trex::training_flops_per_token(mc, fo).total;
+    ASSERT_GT(dense, sparse);
+    EXPECT_NEAR(per_token(0) / per_token(3), dense / sparse, 1e-9);
+    EXPECT_NEAR(per_token(1) / per_token(2), dense / sparse, 1e-9);
+    EXPECT_NEAR(per_token(2) / per_token(3), 1.0, 1e-9);
 }
 
 TEST(Train, NonFiniteGuardSkipsThenStops) {

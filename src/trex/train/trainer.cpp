@@ -253,6 +253,9 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     fo.include_mtp = mc.has_mtp();
     fo.indexer_loss = cfg.indexer_weight != 0.0;
     const flops_breakdown fb = training_flops_per_token(mc, fo);
+    // the indexer warm-up steps (loss.indexer_dense_steps) attend to every visible compressed entry of a CSA layer
+    fo.dense_csa = true;
+    const double flops_dense = training_flops_per_token(mc, fo).total;
     // Measured once before the first step and once after it (outside the step's timing); the higher is kept: on a
     // shared machine a busy neighbour can only lower a measurement, and a low peak would inflate every MFU logged.
     peak_measurement peak = root ? measure_fma_peak(0.2) : peak_measurement{};
@@ -261,8 +264,12 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} rank(s) x {} threads\n",
                    cfg.name, cfg.mode, cfg.steps, micro_total, cfg.batch, cfg.seq, world.size(), omp_get_max_threads());
         fmt::print(stderr, "train: data: {}\n", data.source().describe());
-        fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {})\n",
-                   fb.total, peak.gflops * world.size(), peak.isa);
+        fmt::print(stderr,
+                   "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {}){}\n",
+                   fb.total, peak.gflops * world.size(), peak.isa,
+                   cfg.indexer_dense_steps > 0 ? fmt::format("; {:.4g} FLOPs/token in the {} dense-CSA warm-up steps",
+                                                             flops_dense, cfg.indexer_dense_steps)
+                                               : std::string());
     }
 
     std::ofstream metrics;
@@ -436,7 +443,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             j["target_tokens"] = step_targets;  // labels the LM loss averages over (SFT: assistant tokens)
             j["step_seconds"] = dt;
             j["tokens_per_s"] = tps;
-            j["mfu"] = fb.total * tps / (peak.gflops * world.size() * 1e9);
+            const double flops = step < cfg.indexer_dense_steps ? flops_dense : fb.total;
+            j["mfu"] = flops * tps / (peak.gflops * world.size() * 1e9);
             j["peak_rss_mib"] = peak_resident_bytes() / (1024.0 * 1024.0);  // rank 0's process so far
             nlohmann::json jl = nlohmann::json::array();
             for (const auto& l : acc.expert_load) {
