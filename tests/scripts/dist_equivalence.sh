@@ -11,6 +11,9 @@ set -euo pipefail
 trex="$1"; src="$2"; work="$3"; ranks="$4"; accum="$5"; compare="$6"; shift 6
 command -v mpirun > /dev/null || { echo "mpirun not found: skipped"; exit 77; }
 rm -rf "$work"; mkdir -p "$work"
+# A run's checkpoint is 150 MB: both are removed when this script ends, pass or fail (the logs and metrics stay);
+# TREX_KEEP_TEST_RUNS=1 keeps them for debugging.
+[ "${TREX_KEEP_TEST_RUNS:-0}" = 1 ] || trap 'rm -rf "$work"/*/checkpoints' EXIT
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 common=(--set "model.config=\"$src/configs/v4-tiny.json\"" --set data.batch=2 --set data.seq=64
         --set optim.lr=1e-3 --set checkpoint.every=0 --set log.report=false --set dist.timeout=120 --steps 3)

@@ -5,6 +5,11 @@
 trex="$1"; src="$2"; work="$3"
 command -v mpirun > /dev/null || { echo "mpirun not found: skipped"; exit 77; }
 rm -rf "$work"; mkdir -p "$work"
+# Checkpoints are 150 MB each: all are removed when the test ends, pass or fail (logs and metrics stay);
+# TREX_KEEP_TEST_RUNS=1 keeps them for debugging. `done_with DIR...` removes runs' checkpoints as soon as they are
+# no longer needed, which keeps the test's peak disk use near 1 GB.
+[ "${TREX_KEEP_TEST_RUNS:-0}" = 1 ] || trap 'rm -rf "$work"/*/checkpoints' EXIT
+done_with() { [ "${TREX_KEEP_TEST_RUNS:-0}" = 1 ] || for d in "$@"; do rm -rf "$work/$d/checkpoints"; done; }
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 common=(--set "model.config=\"$src/configs/v4-tiny.json\"" --set data.batch=2 --set data.seq=64
         --set optim.lr=1e-3 --set optim.total=4 --set checkpoint.every=2 --set log.report=false --set dist.timeout=120)

@@ -12,19 +12,19 @@ run "$work/single.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --st
 run "$work/dp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --steps 2 --out "$work/dp2"
 run "$work/pp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --pp 2 --set data.grad_accum=2 --steps 2 \
   --out "$work/pp2"
-cp -r "$work/dp2" "$work/to_ep2"
-cp -r "$work/dp2" "$work/to_one"
-cp -r "$work/dp2" "$work/to_pp2"
-cp -r "$work/pp2" "$work/pp2_to_dp2"
-run "$work/to_ep2.log" "${mpi[@]}" "$trex" train "${common[@]}" --ep 2 --steps 4 --resume auto --out "$work/to_ep2"
-run "$work/to_one.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --steps 4 --resume auto \
-  --out "$work/to_one"
-run "$work/to_pp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --pp 2 --set data.grad_accum=2 --steps 4 \
-  --resume auto --out "$work/to_pp2"
-run "$work/pp2_to_dp2.log" "${mpi[@]}" "$trex" train "${common[@]}" --steps 4 --resume auto --out "$work/pp2_to_dp2"
-grep -h "^resume:" "$work/to_ep2.log" "$work/to_one.log" "$work/to_pp2.log" "$work/pp2_to_dp2.log"
 py=python3; [ -x "$src/.venv/bin/python" ] && py="$src/.venv/bin/python"
-for r in to_ep2 to_one to_pp2 pp2_to_dp2; do
-  echo "== $r"
-  "$py" "$src/tests/scripts/compare_runs.py" "$work/single" "$work/$r" --bitwise
-done
+# resume NAME FROM TRAIN-COMMAND...: a copy of FROM's run resumed to step 4, compared with the single-process run
+resume() {
+  local name="$1" from="$2"; shift 2
+  cp -r "$work/$from" "$work/$name"
+  run "$work/$name.log" "$@" --steps 4 --resume auto --out "$work/$name"
+  grep -h "^resume:" "$work/$name.log"
+  echo "== $name"
+  "$py" "$src/tests/scripts/compare_runs.py" "$work/single" "$work/$name" --bitwise
+  done_with "$name"
+}
+resume to_ep2 dp2 "${mpi[@]}" "$trex" train "${common[@]}" --ep 2
+resume to_one dp2 "$trex" train "${common[@]}" --set data.grad_accum=2
+resume to_pp2 dp2 "${mpi[@]}" "$trex" train "${common[@]}" --pp 2 --set data.grad_accum=2
+done_with dp2
+resume pp2_to_dp2 pp2 "${mpi[@]}" "$trex" train "${common[@]}"

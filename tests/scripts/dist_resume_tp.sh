@@ -20,17 +20,20 @@ run "$work/to_dp2.log" mpirun -n 2 --oversubscribe --bind-to none "$trex" train 
   --resume auto --out "$work/to_dp2"
 run "$work/to_one.log" "$trex" train "${common[@]}" --set data.grad_accum=2 --steps 4 --resume auto \
   --out "$work/to_one"
+grep -h "^resume:" "$work/to_dp2.log" "$work/to_one.log"
+py=python3; [ -x "$src/.venv/bin/python" ] && py="$src/.venv/bin/python"
+echo "== saved under tp2 x dp2, resumed under dp2 vs resumed in one process"
+"$py" "$src/tests/scripts/compare_runs.py" "$work/to_one" "$work/to_dp2" --bitwise
+done_with tp2dp2 to_dp2
+echo "== saved under tp2 x dp2, resumed in one process vs the uninterrupted single-process run"
+"$py" "$src/tests/scripts/compare_runs.py" "$work/single" "$work/to_one" --rtol 1e-6 --idx-rtol 1e-5 --metrics-only \
+  --judge-until-routing-flip 3
+done_with to_one
 cp -r "$work/single" "$work/from_one"
 rm -rf "$work/from_one/checkpoints/step-00000004"
 run "$work/from_one.log" mpirun -n 4 --oversubscribe --bind-to none "$trex" train "${common[@]}" --tp 2 --steps 4 \
   --resume auto --out "$work/from_one"
-grep -h "^resume:" "$work/to_dp2.log" "$work/to_one.log" "$work/from_one.log"
-py=python3; [ -x "$src/.venv/bin/python" ] && py="$src/.venv/bin/python"
-echo "== saved under tp2 x dp2, resumed under dp2 vs resumed in one process"
-"$py" "$src/tests/scripts/compare_runs.py" "$work/to_one" "$work/to_dp2" --bitwise
-echo "== saved under tp2 x dp2, resumed in one process vs the uninterrupted single-process run"
-"$py" "$src/tests/scripts/compare_runs.py" "$work/single" "$work/to_one" --rtol 1e-6 --idx-rtol 1e-5 --metrics-only \
-  --judge-until-routing-flip 3
+grep -h "^resume:" "$work/from_one.log"
 echo "== saved in one process, resumed under tp2 x dp2 vs the uninterrupted single-process run"
 "$py" "$src/tests/scripts/compare_runs.py" "$work/single" "$work/from_one" --rtol 1e-6 --idx-rtol 1e-5 --metrics-only \
   --judge-until-routing-flip 3

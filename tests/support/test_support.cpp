@@ -3,10 +3,14 @@
 #include "trex/base/error.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 #include <cmath>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
 
 namespace trex::test {
 
@@ -21,6 +25,43 @@ std::string error_of(const std::function<void()>& f) {
         return e.what();
     }
     return "";
+}
+
+namespace {
+
+// The scratch directories of this process, removed at its exit. A child forked by a test (the eval sandbox) inherits
+// the list and exits too: only the process that made the directories removes them.
+struct scratch_registry {
+    std::mutex mu;
+    std::vector<std::string> dirs;
+    pid_t owner = getpid();
+    ~scratch_registry() {
+        const char* keep = std::getenv("TREX_KEEP_TEST_DIRS");
+        if (getpid() != owner || (keep && *keep && std::string(keep) != "0")) return;
+        for (const std::string& d : dirs) {
+            std::error_code ec;  // (best effort: a failure to clean up does not fail the test)
+            std::filesystem::remove_all(d, ec);
+        }
+    }
+};
+
+scratch_registry& registry() {
+    static scratch_registry r;
+    return r;
+}
+
+}  // namespace
+
+std::string scratch_dir(const std::string& name) {
+    namespace fs = std::filesystem;
+    const std::string d = (fs::temp_directory_path() / ("trex_" + name + "_" + std::to_string(getpid()))).string();
+    scratch_registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (std::find(r.dirs.begin(), r.dirs.end(), d) != r.dirs.end()) return d;  // (made earlier by this process)
+    fs::remove_all(d);
+    fs::create_directories(d);
+    r.dirs.push_back(d);
+    return d;
 }
 
 std::string trex_binary() {

@@ -9,6 +9,12 @@ namespace trex::test {
 
 // Absolute path of a file in the source tree (e.g. "configs/v4-tiny.json").
 std::string source_path(const std::string& rel);
+// A fresh, empty directory (the same one again for the same name in the same process) under the system's temporary
+// directory (trex_<name>_<pid>), removed with all it holds when the test process that made it exits;
+// TREX_KEEP_TEST_DIRS=1 keeps them for debugging. Tests write checkpoints of hundreds of MB: left behind, a test run
+// would fill a small CI disk.
+std::string scratch_dir(const std::string& name);
+
 // Path of the built trex binary.
 std::string trex_binary();
 

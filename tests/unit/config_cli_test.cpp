@@ -15,9 +15,7 @@ using trex::test::trex_binary;
 namespace {
 
 std::string temp_dir() {
-    auto d = std::filesystem::temp_directory_path() / ("trex_config_cli_" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("config_cli");
 }
 
 // Output without its final newline; a one-line message has no other newline.

@@ -23,9 +23,7 @@ json read_json(const std::string& rel) {
 }
 
 std::string temp_dir() {
-    auto d = std::filesystem::temp_directory_path() / ("trex_config_test_" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("config_test");
 }
 
 void write_file(const std::string& path, const std::string& text) {

@@ -24,10 +24,7 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-    auto d = fs::temp_directory_path() / ("trex_data_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("data_" + name);
 }
 
 std::string write_config(const std::string& dir, const std::string& name, const std::string& text) {

@@ -30,10 +30,7 @@ std::vector<eval_item> load(const std::string& name, load_report* rep, load_opti
 }
 
 std::string temp_dir(const std::string& name) {
-    auto d = fs::temp_directory_path() / ("trex_eval_bench_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("eval_bench_" + name);
 }
 
 }  // namespace

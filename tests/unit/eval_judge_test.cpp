@@ -359,10 +359,7 @@ TEST(EvalStructure, SymmetricModelsMatchWithoutExhaustiveSearch) {
 namespace {
 
 std::string temp_dir(const std::string& name) {
-    auto d = fs::temp_directory_path() / ("trex_eval_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("eval_" + name);
 }
 
 }  // namespace

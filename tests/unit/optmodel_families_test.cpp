@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "support/test_support.hpp"
 #include "trex/optmodel/code.hpp"
 #include "trex/optmodel/family.hpp"
 #include "trex/optmodel/glpk_io.hpp"
@@ -22,9 +23,7 @@ using namespace trex::optmodel;
 namespace {
 
 std::string temp_dir(const std::string& name) {
-    auto d = std::filesystem::temp_directory_path() / ("trex_fam_" + std::to_string(getpid()) + "_" + name);
-    std::filesystem::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("fam_" + name);
 }
 
 void expect_same(const solve_result& ref, const model& m, const std::string& what) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/optmodel/format.hpp"
 #include "trex/optmodel/glpk_io.hpp"
@@ -46,7 +47,7 @@ void expect_same_optimum(const model& a, const model& b, const std::string& what
 }
 
 std::string tmp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() / ("trex_ir_" + std::to_string(getpid()) + "_" + name)).string();
+    return trex::test::scratch_dir("ir") + "/" + name;
 }
 
 }  // namespace

@@ -117,8 +117,7 @@ TEST(PlanCompare, BadMeasurementsAreOneLineErrorsNamingTheKey) {
 
 // The whole chain through the binary: calibrate from bench files, then compare (JSON out).
 TEST(PlanCli, CompareRunsOnBenchDistOutput) {
-    const std::string dir = ::testing::TempDir() + "plan_compare_" + std::to_string(::getpid());
-    ASSERT_EQ(run_command("mkdir -p '" + dir + "'").exit_code, 0);
+    const std::string dir = trex::test::scratch_dir("plan_compare");
     const std::string bench = dir + "/bench.json", bw = dir + "/bw.json", hw = dir + "/hw.json",
                       dist = dir + "/dist.json";
     std::ofstream(bench) << R"({"peak_gflops": 100, "sgemm_gflops": 80})";

@@ -175,8 +175,7 @@ TEST(PlanCli, BadInputIsOneLine) {
 // `trex plan calibrate` writes a profile of this machine from `trex bench step --json` numbers and a bandwidth
 // file; the profile loads and pins the measured GEMM efficiency (sgemm / FMA peak).
 TEST(PlanCli, CalibrateWritesALoadableProfile) {
-    const std::string dir = ::testing::TempDir() + "plan_calibrate";
-    ASSERT_EQ(run_command("mkdir -p '" + dir + "'").exit_code, 0);
+    const std::string dir = trex::test::scratch_dir("plan_calibrate");
     const std::string bench = dir + "/bench.json", bw = dir + "/bw.json", out = dir + "/measured.json";
     ASSERT_EQ(
         run_command("echo '{\"peak_gflops\": 200, \"sgemm_gflops\": 150, \"gflops\": 90}' > '" + bench + "'").exit_code,

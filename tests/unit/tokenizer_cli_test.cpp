@@ -17,9 +17,7 @@ using trex::test::trex_binary;
 namespace {
 
 std::string temp_dir() {
-    auto d = std::filesystem::temp_directory_path() / ("trex_tok_cli_" + std::to_string(getpid()));
-    std::filesystem::create_directories(d);
-    return d.string();
+    return trex::test::scratch_dir("tok_cli");
 }
 
 std::string one_line(std::string s) {

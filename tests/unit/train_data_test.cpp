@@ -31,10 +31,7 @@ std::string tok_path() {
 }
 
 std::string tmp_dir(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("trex_train_data_test_" + std::to_string(getpid()) + "_" + name);
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p.string();
+    return trex::test::scratch_dir("train_data_test_" + name);
 }
 
 void write(const std::string& path, const std::string& text) {

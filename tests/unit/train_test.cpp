@@ -25,10 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string tmp_dir(const std::string& name) {
-    const fs::path p = fs::temp_directory_path() / ("trex_train_test_" + name);
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p.string();
+    return trex::test::scratch_dir("train_test_" + name);
 }
 
 std::string expect_error(const std::function<void()>& f) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -114,6 +115,14 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     }
     const std::string peer_input =
         fmt::format("{}/trex-peer-{}.safetensors", std::filesystem::temp_directory_path().string(), (long)getpid());
+    // removed however this function ends (TREX_KEEP_PEER_INPUT=1 keeps it for debugging): it is the size of the model
+    struct remove_at_exit {
+        std::string path;
+        ~remove_at_exit() {
+            std::error_code ec;
+            if (!std::getenv("TREX_KEEP_PEER_INPUT")) std::filesystem::remove(path, ec);
+        }
+    } peer_input_guard{opt.peer ? peer_input : std::string()};
     if (opt.peer) write_peer_input(peer_input, model, batch, opt, so);
 
     std::unique_ptr<optimizer> optim;
@@ -207,7 +216,6 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
             while ((n = std::fread(buf, 1, sizeof buf, fe)) > 0) err.append(buf, n);
             std::fclose(fe);
         }
-        if (!std::getenv("TREX_KEEP_PEER_INPUT")) std::filesystem::remove(tmp);  // (kept for debugging when set)
         std::filesystem::remove(errfile);
         if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
         for (auto& ch : err)
