@@ -47,6 +47,7 @@ packages=(
   libglpk-dev glpk-utils glpk-doc
   # trex eval: HTTP(S) client for OpenAI-compatible endpoints (and the loopback test server)
   libcpp-httplib-dev libssl-dev
+  libseccomp-dev           # trex eval: the seccomp filter of the sandbox that runs model-written code
 )
 t_start=$SECONDS
 missing=()

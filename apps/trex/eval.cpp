@@ -5,7 +5,7 @@
 //   trex eval prompts [NAME]                                   list the prompt templates / print one
 //   trex eval oracle --bench FILE --form F [--mutate M] --out FILE   answers from reference LPs (harness checks)
 //   trex eval sandbox                                          what isolation model-written code gets here
-//   trex eval _worker | _solve FILE.lp                         internal: the sandboxed solve worker, the shim's solver
+//   trex eval _worker                                          internal: the sandboxed solve worker
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -40,7 +40,7 @@ struct eval_args {
     std::string python;
     double time_limit = 60, memory_mb = 4096;
     bool no_progress = false, json = false, allow_unisolated = false, chat_mode = false;
-    std::string dir, judge, name, solve_file;
+    std::string dir, judge, name;
     std::string oracle_bench, oracle_form = "lp", oracle_mutate = "none", oracle_out;
     uint64_t oracle_seed = 1;
     double tol = 0, solve_limit = 30;
@@ -238,14 +238,21 @@ void register_eval(CLI::App& app) {
         for (const auto& s : rep.skipped) std::printf("  skipped %s\n", s.c_str());
     });
 
-    CLI::App* sb = ev->add_subcommand("sandbox", "print the isolation model-written code gets on this machine");
+    CLI::App* sb = ev->add_subcommand("sandbox", "the isolation model-written code gets on this machine, measured");
     sb->callback([] {
-        const sandbox_support& s = probe_sandbox();
+        const sandbox_report& g = sandbox_guarantees();
         const exec_config c = default_exec_config();
-        std::printf("sandbox: %s\npython: %s\nshim: %s/shim/gurobipy\n", s.description.c_str(),
+        std::printf("sandbox: %s\n", g.summary.c_str());
+        for (const auto& item : g.items)
+            std::printf("  %-14s %-8s %s%s\n", item.name.c_str(), item.held ? "held" : "MISSING", item.detail.c_str(),
+                        item.required ? "" : " (optional)");
+        std::printf("python: %s\nshim: %s/shim/gurobipy\n",
                     c.python.empty() ? "(none with PuLP: Python answers cannot run)" : c.python.c_str(),
                     c.runner_dir.c_str());
-        if (s.level == isolation_level::none) throw CLI::RuntimeError(1);
+        if (!g.isolated) {
+            std::printf("model-written code is refused here unless --allow-unisolated is given\n");
+            throw CLI::RuntimeError(1);
+        }
     });
 
     CLI::App* worker = ev->add_subcommand("_worker", "internal: the sandboxed solve worker (JSON lines on stdin)");
@@ -255,11 +262,6 @@ void register_eval(CLI::App& app) {
         if (rc != 0) throw CLI::RuntimeError(rc);
     });
 
-    CLI::App* solve = ev->add_subcommand("_solve", "internal: solve an LP file, print JSON (the gurobipy shim)");
-    solve->group("");
-    solve->add_option("file", a->solve_file, "LP file")->required();
-    solve->add_option("--time-limit", a->solve_limit, "seconds");
-    solve->callback([a] { std::printf("%s\n", solve_lp_file_report(a->solve_file, a->solve_limit).dump().c_str()); });
 }
 
 }  // namespace trex::cli

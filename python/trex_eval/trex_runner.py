@@ -1,100 +1,69 @@
-"""Runs one model-written Python answer inside the trex eval sandbox (docs/eval.md).
+"""Runs one model-written Python answer inside the trex eval sandbox (docs/eval.md §4).
 
 python -B trex_runner.py answer.py
 
-- puts the gurobipy shim (./shim) first on sys.path, so `import gurobipy` gets trex's shim backed by trex's solvers;
-- hooks PuLP: every LpProblem.solve() is reported;
+- puts the gurobipy shim (./shim) first on sys.path, so `import gurobipy` gets trex's shim;
+- replaces PuLP's LpProblem.solve() on import: the model goes to trex's solvers like the shim's;
+- both send each model as LP text on the sandbox's solve channel (fd $TREX_CHANNEL_FD) to the harness, which solves
+  it, records the result in its own log and replies with the solution. Nothing this process (or the answer, which
+  runs in it) writes on the channel is taken as a result: a request only asks for a solve;
 - runs answer.py as __main__ in its directory (data.json next to it);
-- reports, one JSON object per line on the file descriptor $TREX_RESULT_FD:
-    {"event": "solve", "api": "pulp"|"gurobipy", "status": "optimal"|"infeasible"|"unbounded"|"inf_or_unbd"|...,
-     "objective": float|null, "raw": solver status text}
-    {"event": "syntax_error", "error": "..."}
-    {"event": "exception", "type": "...", "error": "..."}
+- tells the harness, as diagnostics, of a syntax error or an exception of the answer.
 """
-import json
 import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "shim"))
 
-_fd = -1
-try:
-    _fd = os.dup(int(os.environ.get("TREX_RESULT_FD", "-1")))
-    os.close(int(os.environ.get("TREX_RESULT_FD", "-1")))
-    os.set_inheritable(_fd, False)
-except Exception:
-    _fd = -1
+import _trex_lp as lp  # noqa: E402
+
+_PULP_STATUS = {"optimal": 1, "infeasible": -1, "unbounded": -2, "timeout": 0}
 
 
-def report(ev):
-    if _fd < 0:
-        return
-    try:
-        os.write(_fd, (json.dumps(ev) + "\n").encode())
-    except Exception:
-        pass
-
-
-import builtins  # noqa: E402
-
-builtins.__trex_report__ = report  # the shim reports through this
-
-
-def _polish(pulp, prob, obj):
-    """PuLP reads CBC's solution file, whose values have 8 significant digits, so a fractional optimum comes back
-    rounded (11586.153848 for 11586.153846153846) and fails an absolute 1e-6 judge. When some value is fractional,
-    the same model is solved again by trex's solver (Clp/Cbc at full precision); its objective replaces CBC's when
-    the two agree to CBC's printed precision. Returns (objective, note)."""
-    if not os.environ.get("TREX_SOLVER"):
-        return obj, ""
-    try:
-        import _trex_lp as lp
-
-        vs = prob.variables()
-        if not vs or all(v.varValue is None or float(v.varValue).is_integer() for v in vs):
-            return obj, ""
-        idx = {v.name: j for j, v in enumerate(vs)}
-        cols = [(-1e31 if v.lowBound is None else float(v.lowBound), 1e31 if v.upBound is None else float(v.upBound),
-                 "I" if v.cat == pulp.LpInteger else "C") for v in vs]
-        objective = prob.objective if prob.objective is not None else pulp.LpAffineExpression()
-        terms = [(idx[v.name], float(c)) for v, c in objective.items()]
-        rows = [([(idx[v.name], float(c)) for v, c in con.items()], {-1: "<", 0: "=", 1: ">"}[con.sense],
-                 -float(con.constant)) for con in prob.constraints.values()]
-        rep = lp.solve(lp.lp_text(prob.sense == pulp.LpMaximize, terms, rows, cols, "trex PuLP hook"), None,
-                       "trex_pulp_check.lp")
-    except Exception:
-        return obj, ""
-    if rep.get("status") == "optimal":
-        ours = float(rep["objective"]) + float(objective.constant or 0.0)
-        if abs(ours - obj) <= 1e-6 * max(1.0, abs(obj)):
-            return ours, " (objective at full precision by trex)"
-    return obj, ""
+def _pulp_lp(pulp, prob):
+    """The PuLP problem as LP text (columns x0.., rows r0.. in PuLP's order), its variables and constraints."""
+    vs = prob.variables()
+    idx = {v.name: j for j, v in enumerate(vs)}
+    cols = [(-1e31 if v.lowBound is None else float(v.lowBound), 1e31 if v.upBound is None else float(v.upBound),
+             "I" if v.cat == pulp.LpInteger else "C") for v in vs]
+    objective = prob.objective if prob.objective is not None else pulp.LpAffineExpression()
+    terms = [(idx[v.name], float(c)) for v, c in objective.items()]
+    cons = list(prob.constraints.values())
+    rows = [([(idx[v.name], float(c)) for v, c in con.items()], {-1: "<", 0: "=", 1: ">"}[con.sense],
+             -float(con.constant)) for con in cons]
+    if not cols:  # a problem without variables: one fixed column keeps the LP well formed
+        cols = [(0.0, 0.0, "C")]
+    text = lp.lp_text(prob.sense == pulp.LpMaximize, terms, rows, cols, "trex PuLP hook")
+    return text, vs, cons, float(objective.constant or 0.0)
 
 
 def _patch_pulp(pulp):
     if getattr(pulp, "__trex_patched__", False):
         return
-    cls = pulp.LpProblem
-    orig = cls.solve
 
-    def solve(self, *args, **kwargs):
-        result = orig(self, *args, **kwargs)
-        raw = pulp.LpStatus.get(self.status, str(self.status))
-        status = {1: "optimal", -1: "infeasible", -2: "unbounded"}.get(self.status, "other")
-        obj = None
-        if status == "optimal":
-            try:
-                obj = float(pulp.value(self.objective)) if self.objective is not None else 0.0
-            except Exception:
-                obj = None
-            if obj is not None:
-                obj, note = _polish(pulp, self, obj)
-                raw += note
-        report({"event": "solve", "api": "pulp", "status": status, "objective": obj, "raw": raw})
-        return result
+    def solve(self, solver=None, **kwargs):
+        limit = getattr(solver, "timeLimit", None) if solver is not None else None
+        try:
+            text, vs, cons, constant = _pulp_lp(pulp, self)
+            rep = lp.solve(text, limit, "pulp", constant)
+        except lp.LPError as e:
+            raise pulp.PulpSolverError(str(e))
+        status = rep.get("status")
+        self.status = _PULP_STATUS.get(status, -3)
+        self.sol_status = {1: 1, -1: -1, -2: -2}.get(self.status, 0)
+        xs, pis = rep.get("x", {}), rep.get("pi", {})
+        for j, v in enumerate(vs):
+            v.varValue = float(xs[f"x{j}"]) if status == "optimal" and f"x{j}" in xs else None
+        for i, con in enumerate(cons):
+            con.pi = float(pis[f"r{i}"]) if status == "optimal" and f"r{i}" in pis else None
+            if status == "optimal":
+                con.slack = -float(con.value() or 0.0)
+        if self.status == -3:
+            raise pulp.PulpSolverError(f"trex solver: {rep.get('detail', status)}")
+        return self.status
 
-    cls.solve = solve
+    pulp.LpProblem.solve = solve
     pulp.__trex_patched__ = True
 
 
@@ -114,10 +83,7 @@ class _PulpHook:
 
         def exec_module(module):
             orig_exec(module)
-            try:
-                _patch_pulp(module)
-            except Exception:
-                pass
+            _patch_pulp(module)
 
         loader.exec_module = exec_module
         return spec
@@ -138,10 +104,12 @@ def main():
     except (SyntaxError, ValueError) as e:
         import traceback
 
-        report({"event": "syntax_error", "error": "".join(traceback.format_exception_only(type(e), e)).strip()})
+        lp.event({"event": "syntax_error", "error": "".join(traceback.format_exception_only(type(e), e)).strip()})
         traceback.print_exc()
         return 2
     sys.argv = [path] + sys.argv[2:]
+    import builtins
+
     g = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
     try:
         exec(code, g)
@@ -156,8 +124,8 @@ def main():
     except BaseException as e:  # noqa: BLE001 - everything the answer raises is a result
         import traceback
 
-        report({"event": "exception", "type": type(e).__name__,
-                "error": "".join(traceback.format_exception_only(type(e), e)).strip()[:2000]})
+        lp.event({"event": "exception", "type": type(e).__name__,
+                  "error": "".join(traceback.format_exception_only(type(e), e)).strip()[:2000]})
         traceback.print_exc()
         return 1
     return 0
@@ -167,6 +135,7 @@ if __name__ == "__main__":
     rc = main()
     try:
         sys.stdout.flush()
+        sys.stderr.flush()
     except Exception:
         pass
     os._exit(rc if isinstance(rc, int) else 1)

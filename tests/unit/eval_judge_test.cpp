@@ -54,10 +54,13 @@ exec_outcome optimal(double v) {
     return o;
 }
 
+// A status as execution reports it: solver statuses come from a recorded solve.
 exec_outcome status_only(const char* status, const char* artefact = "python") {
     exec_outcome o;
     o.artefact = artefact;
     o.status = status;
+    const std::string s = status;
+    if (s == "optimal" || s == "infeasible" || s == "unbounded" || s == "inf_or_unbd") o.source = "solver";
     return o;
 }
 
@@ -127,7 +130,12 @@ TEST(EvalJudge, FailureTaxonomy) {
     EXPECT_EQ(judge_outcome(t, status_only("parse_error"), j).why, failure::parse_error);
     EXPECT_EQ(judge_outcome(t, status_only("runtime_error"), j).why, failure::runtime_error);
     EXPECT_EQ(judge_outcome(t, status_only("timeout"), j).why, failure::timeout);
-    EXPECT_EQ(judge_outcome(t, status_only("no_result"), j).why, failure::runtime_error);
+    EXPECT_EQ(judge_outcome(t, status_only("no_solve"), j).why, failure::no_solve);
+    EXPECT_EQ(judge_outcome(t, status_only("solver_crash"), j).why, failure::runtime_error);
+    // a status that no recorded solve produced is no solve (e.g. a result of an older run read from stdout)
+    exec_outcome printed = status_only("infeasible");
+    printed.source = "stdout";
+    EXPECT_EQ(judge_outcome(no_solution_truth(), printed, j).why, failure::no_solve);
     EXPECT_EQ(judge_outcome(t, status_only("backend_error", ""), j).why, failure::backend_error);
     exec_outcome opt_no_value = status_only("optimal");
     EXPECT_EQ(judge_outcome(t, opt_no_value, j).why, failure::runtime_error);

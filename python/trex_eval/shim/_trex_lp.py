@@ -1,8 +1,9 @@
-"""The LP text and solver call shared by the gurobipy shim and the runner's PuLP hook (docs/eval.md §4).
+"""The LP text and the solve channel shared by the gurobipy shim and the runner's PuLP hook (docs/eval.md §4).
 
 lp_text() writes a CPLEX LP file that GLPK's reader takes (one sign per term, no constants in expressions, columns
-renamed x0, x1, ..., rows r0, r1, ...); solve() runs `$TREX_SOLVER eval _solve FILE` (GLPK reads, Clp/Cbc solve,
-GLPK when COIN fails) and returns its JSON report: status, objective, x {name: value}, pi {row: dual}, rc.
+renamed x0, x1, ..., rows r0, r1, ...); solve() sends it on the sandbox's solve channel (fd $TREX_CHANNEL_FD) to
+the harness, which solves it with trex's solvers (GLPK reads, Clp/Cbc solve, GLPK when COIN fails), records the
+result itself and replies with status, objective, x {name: value}, pi {row: dual}, rc.
 """
 import json
 import os
@@ -58,47 +59,58 @@ def lp_text(maximize, obj, rows, cols, title="trex"):
     return "\n".join(out) + "\n"
 
 
-def _run(argv):
-    """Runs argv (no shell) and returns (exit status, stdout, stderr). os.posix_spawn rather than subprocess:
-    importing subprocess costs a third of a gurobipy answer's CPU time."""
-    r, w = os.pipe()
-    err_path = os.path.abspath("trex_solver.err")
-    actions = [(os.POSIX_SPAWN_DUP2, w, 1), (os.POSIX_SPAWN_CLOSE, r),
-               (os.POSIX_SPAWN_OPEN, 2, err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
-    try:
-        spawn = os.posix_spawn if os.path.isabs(argv[0]) else os.posix_spawnp
-        pid = spawn(argv[0], argv, dict(os.environ), file_actions=actions)
-    finally:
-        os.close(w)
-    chunks = []
-    with os.fdopen(r, "rb") as f:
-        while True:
-            b = f.read(65536)
-            if not b:
-                break
-            chunks.append(b)
-    _, status = os.waitpid(pid, 0)
-    try:
-        with open(err_path, errors="replace") as f:
-            err = f.read()
-    except OSError:
-        err = ""
-    return status, b"".join(chunks).decode(errors="replace"), err
+class _Channel:
+    """The sandbox's solve channel: one JSON request per line, one JSON reply per line."""
+
+    def __init__(self):
+        self.fd = int(os.environ.get("TREX_CHANNEL_FD", "-1"))
+        self.buf = b""
+
+    def call(self, req):
+        if self.fd < 0:
+            raise LPError("no trex solve channel: this shim runs inside `trex eval` only")
+        data = (json.dumps(req) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(self.fd, data):]
+            while b"\n" not in self.buf:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    raise LPError("the trex solve channel closed")
+                self.buf += chunk
+        except OSError as e:
+            raise LPError(f"the trex solve channel failed: {e}")
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def event(self, ev):
+        if self.fd < 0:
+            return
+        try:
+            data = (json.dumps(ev) + "\n").encode()
+            while data:
+                data = data[os.write(self.fd, data):]
+        except OSError:
+            pass
 
 
-def solve(text, time_limit=None, path="trex_model.lp"):
-    """Writes text to path (in the working directory) and solves it with trex; returns the JSON report."""
+_channel = _Channel()
+
+
+def solve(text, time_limit=None, api="gurobipy", constant=0.0):
+    """Solves the LP text with trex's solvers through the harness and returns its reply: status, objective (the
+    constant added), x {column: value}, pi {row: dual}, rc {column: reduced cost}, solver, detail."""
     env_limit = float(os.environ.get("TREX_SOLVE_TIME_LIMIT", 30))
     limit = env_limit if not time_limit else min(float(time_limit), env_limit)
-    path = os.path.abspath(path)
-    with open(path, "w") as f:
-        f.write(text)
-    solver = os.environ.get("TREX_SOLVER", "trex")
-    try:
-        _, out, err = _run([solver, "eval", "_solve", path, "--time-limit", str(limit)])
-    except OSError as e:
-        raise LPError(f"cannot run the solver {solver}: {e}")
-    try:
-        return json.loads(out)
-    except Exception:
-        raise LPError(f"solver failed: {err.strip()[-300:]}")
+    req = {"op": "solve", "api": api, "model": text, "time_limit": limit}
+    if constant:
+        req["objective_constant"] = float(fmt(constant))
+    rep = _channel.call(req)
+    if not isinstance(rep, dict):
+        raise LPError("bad reply from the trex solve channel")
+    return rep
+
+
+def event(ev):
+    """A diagnostic for the harness (a syntax error, an exception): never a result."""
+    _channel.event(dict(ev, op="event"))

@@ -127,7 +127,7 @@ bench_eval_result run_bench_eval(const bench_eval_options& opt) {
     exec_config ec = default_exec_config();
     if (!opt.trex_bin.empty()) ec.trex_bin = opt.trex_bin;
     if (!opt.python_exe.empty()) ec.python = opt.python_exe;
-    r.sandbox = probe_sandbox().description;
+    r.sandbox = sandbox_guarantees().summary;
     r.python_exe = ec.python;
     r.workers = opt.workers > 0 ? opt.workers : (int)std::max(1u, std::thread::hardware_concurrency());
     if (opt.lp > 0) write_bench(dir, "lp", make_items(opt.lp, false, 1000));
@@ -170,7 +170,7 @@ std::string format_bench_eval(const bench_eval_result& r) {
                          "({} correct); CPU {:.1f} ms/answer\n", r.lp, r.lp_seconds, r.lp / r.lp_seconds, r.lp_correct,
                          1e3 * r.lp_cpu_seconds / r.lp);
     if (r.python > 0)
-        o += fmt::format("  Python answers (fresh sandbox each; {} PuLP+CBC, {} gurobipy shim): {} in {:.2f} s = {:.2f} "
+        o += fmt::format("  Python answers (fresh sandbox each; {} PuLP, {} gurobipy shim): {} in {:.2f} s = {:.2f} "
                          "answers/s ({} correct); CPU {:.1f} ms/answer\n", r.python_pulp, r.python_gurobipy, r.python,
                          r.python_seconds, r.python / r.python_seconds, r.python_correct,
                          1e3 * r.python_cpu_seconds / r.python);

@@ -17,8 +17,9 @@
 #include <mutex>
 
 #include "trex/base/error.hpp"
-#include "trex/base/timer.hpp"
 #include "trex/base/strings.hpp"
+#include "trex/base/timer.hpp"
+#include "trex/eval/sandbox_cgroup.hpp"
 #include "trex/eval/structure.hpp"
 #include "trex/optmodel/format.hpp"
 #include "trex/optmodel/glpk_io.hpp"
@@ -39,9 +40,11 @@ model read_model_text(const std::string& kind, const std::string& text) {
     throw_error(fmt::format("unknown model format '{}'", kind));
 }
 
-solve_result solve_any(const model& m, double time_limit) {
+// COIN first (GLPK when COIN fails); solver "glpk": GLPK only (the retry after a solver crash).
+solve_result solve_any(const model& m, double time_limit, const std::string& solver = "") {
     solve_options so;
     so.time_limit_s = time_limit;
+    if (solver == "glpk") return solve_glpk(m, so);
     solve_result r;
     try {
         r = solve_coin(m, so);
@@ -56,13 +59,31 @@ solve_result solve_any(const model& m, double time_limit) {
     return r;
 }
 
+// The solution of an optimal solve, by the model's column and row names (duals and reduced costs for LPs).
+void add_solution(const model& m, const solve_result& r, ojson* rep) {
+    ojson x = ojson::object(), pi = ojson::object(), rc = ojson::object();
+    for (size_t j = 0; j < m.vars.size() && j < r.x.size(); j++) x[m.vars[j].name] = r.x[j];
+    if (!m.is_mip()) {
+        for (size_t i = 0; i < m.cons.size() && i < r.dual.size(); i++) pi[m.cons[i].name] = r.dual[i];
+        for (size_t j = 0; j < m.vars.size() && j < r.reduced_cost.size(); j++) rc[m.vars[j].name] = r.reduced_cost[j];
+    }
+    (*rep)["x"] = x;
+    (*rep)["pi"] = pi;
+    (*rep)["rc"] = rc;
+}
+
 const char* outcome_status(solve_status s) {
     switch (s) {
-        case solve_status::optimal: return "optimal";
-        case solve_status::infeasible: return "infeasible";
-        case solve_status::unbounded: return "unbounded";
-        case solve_status::time_limit: return "timeout";
-        case solve_status::error: return "runtime_error";
+        case solve_status::optimal:
+            return "optimal";
+        case solve_status::infeasible:
+            return "infeasible";
+        case solve_status::unbounded:
+            return "unbounded";
+        case solve_status::time_limit:
+            return "timeout";
+        case solve_status::error:
+            return "runtime_error";
     }
     return "runtime_error";
 }
@@ -82,18 +103,21 @@ ojson execute_model_request(const ojson& req) {
         } catch (const std::exception& e) {
             // GLPK's allocator failing under the worker's memory limit is a resource failure, not a syntax error
             const std::string what = e.what();
-            const bool memory = what.find("alloc.c") != std::string::npos || what.find("out of memory") != std::string::npos;
+            const bool memory =
+                what.find("alloc.c") != std::string::npos || what.find("out of memory") != std::string::npos;
             rep["status"] = memory ? "runtime_error" : "parse_error";
             rep["detail"] = memory ? "memory limit while reading the model (" + what + ")" : what;
             rep["seconds"] = now_seconds() - t0;
             return rep;
         }
         if (op == "solve") {
-            const solve_result r = solve_any(m, req.value("time_limit", 30.0));
+            const solve_result r = solve_any(m, req.value("time_limit", 30.0), req.value("solver", ""));
             rep["status"] = outcome_status(r.status);
+            rep["solver"] = r.solver;
             if (r.status == solve_status::optimal) rep["objective"] = r.objective;
             if (r.status == solve_status::time_limit) rep["detail"] = "solver time limit";
             if (r.status == solve_status::error) rep["detail"] = "solver error: " + r.message;
+            if (r.status == solve_status::optimal && req.value("solution", false)) add_solution(m, r, &rep);
         } else if (op == "structure") {
             model ref;
             try {
@@ -137,34 +161,6 @@ int run_model_worker() {
     return 0;
 }
 
-ojson solve_lp_file_report(const std::string& path, double time_limit_s) {
-    ojson rep;
-    model m;
-    try {
-        m = read_lp_file(path);
-        validate(m);
-    } catch (const std::exception& e) {
-        return {{"status", "error"}, {"detail", e.what()}};
-    }
-    const solve_result r = solve_any(m, time_limit_s);
-    rep["status"] = solve_status_name(r.status);
-    rep["solver"] = r.solver;
-    if (r.status == solve_status::error) rep["detail"] = r.message;
-    if (r.status == solve_status::optimal) {
-        rep["objective"] = r.objective;
-        ojson x = ojson::object(), pi = ojson::object(), rc = ojson::object();
-        for (size_t j = 0; j < m.vars.size() && j < r.x.size(); j++) x[m.vars[j].name] = r.x[j];
-        if (!m.is_mip()) {
-            for (size_t i = 0; i < m.cons.size() && i < r.dual.size(); i++) pi[m.cons[i].name] = r.dual[i];
-            for (size_t j = 0; j < m.vars.size() && j < r.reduced_cost.size(); j++) rc[m.vars[j].name] = r.reduced_cost[j];
-        }
-        rep["x"] = x;
-        rep["pi"] = pi;
-        rep["rc"] = rc;
-    }
-    return rep;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 
 exec_config default_exec_config() {
@@ -205,16 +201,25 @@ void compile_runner_once(const exec_config& cfg) {
 
 }  // namespace
 
-executor::executor(const exec_config& cfg, int slot) : cfg_(cfg), slot_(slot) { compile_runner_once(cfg_); }
+executor::executor(const exec_config& cfg, int slot) : cfg_(cfg), slot_(slot) {
+    compile_runner_once(cfg_);
+}
 
-executor::~executor() { stop_sandboxed(worker_); }
+executor::~executor() {
+    stop_sandboxed(worker_);
+}
 
 namespace {
 
 std::vector<std::string> base_env() {
-    std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp/work", "TMPDIR=/tmp",
-                                    "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "OMP_NUM_THREADS=1",
-                                    "OPENBLAS_NUM_THREADS=1", "MKL_NUM_THREADS=1"};
+    std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin",
+                                    "HOME=/tmp/work",
+                                    "TMPDIR=/tmp",
+                                    "LANG=C.UTF-8",
+                                    "LC_ALL=C.UTF-8",
+                                    "OMP_NUM_THREADS=1",
+                                    "OPENBLAS_NUM_THREADS=1",
+                                    "MKL_NUM_THREADS=1"};
     // the machine's OpenBLAS settings (older OpenBLAS builds crash on this CPU without them)
     for (const char* k : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"})
         if (const char* v = std::getenv(k)) env.push_back(fmt::format("{}={}", k, v));
@@ -239,7 +244,8 @@ ojson executor::call_worker(const ojson& req, double timeout_s) {
         if (worker_.pid <= 0) return {{"status", "runtime_error"}, {"detail", "cannot start the solve worker: " + err}};
     }
     const std::string line = req.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    struct sigaction ign {}, old {};
+    struct sigaction ign {
+    }, old{};
     ign.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ign, &old);
     size_t off = 0;
@@ -270,7 +276,8 @@ ojson executor::call_worker(const ojson& req, double timeout_s) {
         const double left = deadline - now_seconds();
         if (left <= 0) {
             stop_sandboxed(worker_);
-            return {{"status", "timeout"}, {"detail", fmt::format("no result within {:.0f} s (worker restarted)", timeout_s)}};
+            return {{"status", "timeout"},
+                    {"detail", fmt::format("no result within {:.0f} s (worker restarted)", timeout_s)}};
         }
         pollfd pf[2] = {{worker_.out, POLLIN, 0}, {worker_.err, POLLIN, 0}};
         const int pr = ::poll(pf, 2, (int)std::min(left * 1000.0 + 1, 500.0));
@@ -278,7 +285,7 @@ ojson executor::call_worker(const ojson& req, double timeout_s) {
         if (pf[1].revents & POLLIN) {
             char b[4096];
             const ssize_t n = ::read(worker_.err, b, sizeof b);
-            if (n > 0) err_text.append(b, (size_t)n);
+            if (n > 0 && err_text.size() < (64u << 10)) err_text.append(b, (size_t)n);
         }
         if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
             char b[65536];
@@ -288,23 +295,46 @@ ojson executor::call_worker(const ojson& req, double timeout_s) {
             buf_.append(b, (size_t)n);
         }
     }
-    // the worker died: collect its stderr, report and restart next time
+    // the worker died: how, then restart it next time
     int st = 0;
-    const pid_t pid = worker_.pid;
-    ::waitpid(pid, &st, 0);
+    while (::waitpid(worker_.pid, &st, 0) < 0 && errno == EINTR) {
+    }
     char b[4096];
     ssize_t n;
-    while ((n = ::read(worker_.err, b, sizeof b)) > 0) err_text.append(b, (size_t)n);
+    while ((n = ::read(worker_.err, b, sizeof b)) > 0 && err_text.size() < (64u << 10)) err_text.append(b, (size_t)n);
+    const bool memory = worker_.cgroup && worker_.cgroup->memory_limit_hit();
     worker_.pid = -1;
     stop_sandboxed(worker_);
-    std::string why = "solve worker died";
-    if (WIFEXITED(st) && WEXITSTATUS(st) > 128) why += fmt::format(" (signal {})", WEXITSTATUS(st) - 128);
-    if (!err_text.empty()) {
-        while (!err_text.empty() && std::isspace((unsigned char)err_text.back())) err_text.pop_back();
-        const size_t p = err_text.rfind('\n');
-        why += ": " + err_text.substr(p == std::string::npos ? 0 : p + 1);
+    while (!err_text.empty() && std::isspace((unsigned char)err_text.back())) err_text.pop_back();
+    const size_t p = err_text.rfind('\n');
+    const std::string last = err_text.substr(p == std::string::npos ? 0 : p + 1);
+    if (WIFSIGNALED(st)) {
+        const int sig = WTERMSIG(st);
+        if (sig == SIGKILL || memory)
+            return {{"status", "runtime_error"},
+                    {"detail", fmt::format("solve worker killed{}{}", memory ? " at its memory limit" : "",
+                                           last.empty() ? "" : ": " + last)}};
+        return {{"status", "solver_crash"},
+                {"signal", sig},
+                {"detail", fmt::format("the solver crashed: signal {} ({}){}", sig,
+                                       sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", last.empty() ? "" : ": " + last)}};
     }
-    return {{"status", "runtime_error"}, {"detail", why}};
+    return {{"status", "runtime_error"},
+            {"detail", fmt::format("solve worker exited ({}){}", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                                   last.empty() ? "" : ": " + last)}};
+}
+
+ojson executor::solve_in_worker(ojson req) {
+    const double timeout = cfg_.solve_time_limit_s + 10;
+    ojson rep = call_worker(req, timeout);
+    if (rep.value("status", "") != "solver_crash" || req.value("solver", "") == "glpk") return rep;
+    const std::string first = rep.value("detail", "");
+    req["solver"] = "glpk";
+    ojson again = call_worker(req, timeout);
+    const std::string note = first + "; retried with GLPK";
+    again["detail"] = again.value("detail", "").empty() ? note : note + ": " + again.value("detail", "");
+    if (again.value("status", "") == "solver_crash") again["status"] = "solver_crash";
+    return again;
 }
 
 namespace {
@@ -314,12 +344,13 @@ exec_outcome outcome_from_reply(const std::string& kind, const ojson& rep) {
     o.artefact = kind;
     o.status = rep.value("status", "runtime_error");
     o.detail = rep.value("detail", "");
+    o.solver = rep.value("solver", "");
     o.seconds = rep.value("seconds", 0.0);
     if (rep.contains("objective") && rep["objective"].is_number()) {
         o.has_objective = true;
         o.objective = rep["objective"].get<double>();
-        o.source = "solver";
     }
+    if (o.status == "optimal" || o.status == "infeasible" || o.status == "unbounded") o.source = "solver";
     o.equivalent = rep.value("equivalent", false);
     return o;
 }
@@ -329,17 +360,68 @@ exec_outcome outcome_from_reply(const std::string& kind, const ojson& rep) {
 exec_outcome executor::run_model(const std::string& kind, const std::string& text) {
     const double t0 = now_seconds();
     ojson req = {{"op", "solve"}, {"format", kind}, {"text", text}, {"time_limit", cfg_.solve_time_limit_s}};
-    exec_outcome o = outcome_from_reply(kind, call_worker(req, cfg_.solve_time_limit_s + 10));
+    exec_outcome o = outcome_from_reply(kind, solve_in_worker(req));
     o.seconds = now_seconds() - t0;
     return o;
 }
 
-exec_outcome executor::compare_model(const std::string& kind, const std::string& text, const std::string& reference_lp) {
+exec_outcome executor::compare_model(const std::string& kind, const std::string& text,
+                                     const std::string& reference_lp) {
     const double t0 = now_seconds();
     ojson req = {{"op", "structure"}, {"format", kind}, {"text", text}, {"reference", reference_lp}};
-    exec_outcome o = outcome_from_reply(kind, call_worker(req, cfg_.solve_time_limit_s + 10));
+    exec_outcome o = outcome_from_reply(kind, solve_in_worker(req));
     o.seconds = now_seconds() - t0;
     return o;
+}
+
+std::string executor::on_channel_message(const std::string& line, channel_log* log) {
+    auto refuse = [&](const std::string& why) {
+        log->rejected++;
+        return ojson{{"status", "error"}, {"detail", why}}.dump();
+    };
+    ojson req;
+    try {
+        req = ojson::parse(line);
+    } catch (const std::exception&) {
+        return refuse("the request is not JSON");
+    }
+    if (!req.is_object()) return refuse("the request is not a JSON object");
+    const std::string op = req.contains("op") && req["op"].is_string() ? req["op"].get<std::string>() : "";
+    if (op == "event") {
+        const std::string ev = req.contains("event") && req["event"].is_string() ? req["event"].get<std::string>() : "";
+        const std::string text =
+            req.contains("error") && req["error"].is_string() ? req["error"].get<std::string>() : "";
+        const std::string type = req.contains("type") && req["type"].is_string() ? req["type"].get<std::string>() : "";
+        if (ev == "syntax_error") log->syntax_error = text.substr(0, 2000);
+        if (ev == "exception") log->exception = (type.empty() ? "" : type + ": ") + text.substr(0, 2000);
+        return "";
+    }
+    if (op != "solve") return refuse("unknown request '" + op.substr(0, 40) + "'");
+    if (!req.contains("model") || !req["model"].is_string()) return refuse("a solve request needs the model's LP text");
+    if ((long)log->solves.size() >= kMaxSolves) return refuse(fmt::format("more than {} solves", kMaxSolves));
+    double constant = 0.0, limit = cfg_.solve_time_limit_s;
+    if (req.contains("objective_constant")) {
+        if (!req["objective_constant"].is_number() || !std::isfinite(req["objective_constant"].get<double>()) ||
+            std::fabs(req["objective_constant"].get<double>()) >= 1e30)
+            return refuse("objective_constant must be a finite number below 1e30");
+        constant = req["objective_constant"].get<double>();
+    }
+    if (req.contains("time_limit") && req["time_limit"].is_number() && req["time_limit"].get<double>() > 0)
+        limit = std::min(limit, req["time_limit"].get<double>());
+    ojson rep = solve_in_worker(
+        {{"op", "solve"}, {"format", "lp"}, {"text", req["model"]}, {"time_limit", limit}, {"solution", true}});
+    recorded_solve rec;
+    rec.api = req.contains("api") && req["api"].is_string() ? req["api"].get<std::string>().substr(0, 20) : "";
+    rec.status = rep.value("status", "runtime_error");
+    rec.solver = rep.value("solver", "");
+    rec.detail = rep.value("detail", "");
+    if (rec.status == "optimal" && rep.contains("objective") && rep["objective"].is_number()) {
+        rec.objective = rep["objective"].get<double>() + constant;
+        rec.has_objective = std::isfinite(rec.objective);
+        rep["objective"] = rec.objective;
+    }
+    log->solves.push_back(rec);
+    return rep.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 exec_outcome executor::run_python(const std::string& code, const std::string& data_json) {
@@ -351,24 +433,24 @@ exec_outcome executor::run_python(const std::string& code, const std::string& da
         return o;
     }
     sandbox_spec spec;
-    spec.argv = {cfg_.python, "-B", cfg_.runner_dir + "/trex_runner.py", "answer.py"};
+    spec.argv = {sandbox_python_path(cfg_.python), "-B", cfg_.runner_dir + "/trex_runner.py", "answer.py"};
     spec.env = base_env();
     spec.env.push_back("PYTHONDONTWRITEBYTECODE=1");
     spec.env.push_back("PYTHONHASHSEED=0");
-    spec.env.push_back("PYTHONPATH=" + cfg_.runner_dir + "/shim");
     spec.env.push_back("MPLBACKEND=Agg");
-    spec.env.push_back("TREX_SOLVER=" + cfg_.trex_bin);
-    spec.env.push_back("TREX_RESULT_FD=3");
+    spec.env.push_back("TZ=UTC");
+    spec.env.push_back("TREX_CHANNEL_FD=3");
     spec.env.push_back(fmt::format("TREX_SOLVE_TIME_LIMIT={}", cfg_.solve_time_limit_s));
     spec.files.push_back({"answer.py", code});
     if (!data_json.empty()) spec.files.push_back({"data.json", data_json});
     spec.expose = python_dirs(cfg_.python);
     spec.expose.push_back(cfg_.runner_dir);
-    spec.expose.push_back(fs::path(cfg_.trex_bin).parent_path().string());
     spec.limits = cfg_.limits;
     spec.allow_unisolated = cfg_.allow_unisolated;
+    channel_log log;
+    spec.on_message = [&](const std::string& line) { return on_channel_message(line, &log); };
     const sandbox_result r = run_sandboxed(spec, slot_);
-    return interpret_python_run(r);
+    return interpret_python_run(r, log);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -381,9 +463,9 @@ std::vector<double> numbers_in(const std::string& line) {
     size_t i = 0;
     while (i < line.size()) {
         const char c = line[i];
-        const bool start = std::isdigit((unsigned char)c) ||
-                           ((c == '-' || c == '+' || c == '.') && i + 1 < line.size() &&
-                            std::isdigit((unsigned char)line[i + 1]));
+        const bool start =
+            std::isdigit((unsigned char)c) ||
+            ((c == '-' || c == '+' || c == '.') && i + 1 < line.size() && std::isdigit((unsigned char)line[i + 1]));
         if (!start || (i > 0 && (std::isalpha((unsigned char)line[i - 1]) || line[i - 1] == '_'))) {
             i++;
             continue;
@@ -393,7 +475,8 @@ std::vector<double> numbers_in(const std::string& line) {
         if (line[j] == '-' || line[j] == '+') num += line[j++];
         while (j < line.size()) {
             const char d = line[j];
-            if (std::isdigit((unsigned char)d) || d == '.') num += d;
+            if (std::isdigit((unsigned char)d) || d == '.')
+                num += d;
             else if (d == ',' && j + 3 < line.size() && std::isdigit((unsigned char)line[j + 1]) &&
                      std::isdigit((unsigned char)line[j + 2]) && std::isdigit((unsigned char)line[j + 3]) &&
                      (j + 4 >= line.size() || !std::isdigit((unsigned char)line[j + 4])))
@@ -416,101 +499,52 @@ std::vector<double> numbers_in(const std::string& line) {
     return out;
 }
 
+std::string last_line(const std::string& s) {
+    std::string t = s;
+    while (!t.empty() && std::isspace((unsigned char)t.back())) t.pop_back();
+    const size_t p = t.rfind('\n');
+    t = p == std::string::npos ? t : t.substr(p + 1);
+    return t.size() > 300 ? t.substr(0, 300) : t;
+}
+
 }  // namespace
 
-bool parse_printed_result(const std::string& out, std::string* status, double* objective, bool* has_objective) {
-    if (parse_program_output(out, status, objective, has_objective)) {
-        if (*status == "optimal" && *has_objective) return true;
-        if (*status == "infeasible" || *status == "unbounded") return true;
-        if (status->find("infeasible or unbounded") != std::string::npos || *status == "inf_or_unbd") {
-            *status = "inf_or_unbd";
-            return true;
-        }
-    }
-    *has_objective = false;
-    std::vector<std::string> lines;
+bool printed_objective(const std::string& out, double* value) {
+    static const char* names[] = {"objective", "optimal value", "optimum value"};
+    static const char* not_a_value[] = {"infeasible", "unbounded",  "error",     "status",     "exception",
+                                        "fail",       "not solved", "undefined", "no solution"};
+    bool found = false;
     size_t b = 0;
     while (b < out.size()) {
         size_t e = out.find('\n', b);
         if (e == std::string::npos) e = out.size();
-        lines.push_back(out.substr(b, e - b));
+        const std::string line = out.substr(b, std::min<size_t>(e - b, 1000));
         b = e + 1;
+        const std::string l = ascii_lower(line);
+        bool named = false, excluded = false;
+        for (const char* n : names) named = named || l.find(n) != std::string::npos;
+        for (const char* n : not_a_value) excluded = excluded || l.find(n) != std::string::npos;
+        if (!named || excluded) continue;
+        const auto nums = numbers_in(line);
+        if (nums.size() != 1) continue;
+        *value = nums[0];
+        found = true;
     }
-    static const char* keys[] = {"objective", "optimal", "optimum", "total", "minimum", "maximum", "minimal",
-                                 "maximal", "cost", "profit", "revenue", "value", "min", "max", "best"};
-    for (size_t k = lines.size(); k-- > 0;) {
-        const std::string l = ascii_lower(lines[k]);
-        bool key = false;
-        for (const char* w : keys)
-            if (l.find(w) != std::string::npos) key = true;
-        if (!key) continue;
-        const auto nums = numbers_in(lines[k]);
-        if (!nums.empty()) {
-            *status = "optimal";
-            *objective = nums.back();
-            *has_objective = true;
-            return true;
-        }
-    }
-    const std::string lo = ascii_lower(out);
-    if (lo.find("infeasible") != std::string::npos) {
-        *status = "infeasible";
-        return true;
-    }
-    if (lo.find("unbounded") != std::string::npos) {
-        *status = "unbounded";
-        return true;
-    }
-    for (size_t k = lines.size(); k-- > 0;) {
-        const auto nums = numbers_in(lines[k]);
-        if (!nums.empty()) {
-            *status = "optimal";
-            *objective = nums.back();
-            *has_objective = true;
-            return true;
-        }
-    }
-    return false;
+    return found;
 }
 
-exec_outcome interpret_python_run(const sandbox_result& r) {
+exec_outcome interpret_python_run(const sandbox_result& r, const channel_log& log) {
     exec_outcome o;
     o.artefact = "python";
     o.seconds = r.seconds;
+    o.stdout_truncated = r.out_truncated();
+    o.stderr_truncated = r.err_truncated();
     if (!r.started) {
         o.status = "runtime_error";
         o.detail = "sandbox: " + r.error;
         return o;
     }
-    // the runner's reports
-    ojson last_solve, syntax, exception;
-    bool have_solve = false;
-    size_t b = 0;
-    while (b < r.side.size()) {
-        size_t e = r.side.find('\n', b);
-        if (e == std::string::npos) e = r.side.size();
-        try {
-            ojson ev = ojson::parse(r.side.substr(b, e - b));
-            const std::string kind = ev.value("event", "");
-            if (kind == "solve") {
-                last_solve = ev;
-                have_solve = true;
-            } else if (kind == "syntax_error") {
-                syntax = ev;
-            } else if (kind == "exception") {
-                exception = ev;
-            }
-        } catch (const std::exception&) {
-        }
-        b = e + 1;
-    }
-    auto tail = [](const std::string& s) {
-        std::string t = s;
-        while (!t.empty() && std::isspace((unsigned char)t.back())) t.pop_back();
-        const size_t p = t.rfind('\n');
-        t = p == std::string::npos ? t : t.substr(p + 1);
-        return t.size() > 300 ? t.substr(0, 300) : t;
-    };
+    o.has_printed_objective = printed_objective(r.out, &o.printed_objective);
     if (r.timed_out || r.cpu_limit) {
         o.status = "timeout";
         o.detail = r.cpu_limit ? "CPU time limit" : fmt::format("wall-clock limit ({:.0f} s)", r.seconds);
@@ -518,43 +552,49 @@ exec_outcome interpret_python_run(const sandbox_result& r) {
     }
     if (r.output_limit) {
         o.status = "runtime_error";
-        o.detail = "output limit exceeded (killed)";
+        o.detail = fmt::format("output limit exceeded (killed after {} bytes of stdout, {} of stderr)", r.out_bytes,
+                               r.err_bytes);
         return o;
     }
-    if (!syntax.is_null()) {
+    if (!log.syntax_error.empty()) {
         o.status = "parse_error";
-        o.detail = syntax.value("error", "syntax error");
+        o.detail = log.syntax_error;
         return o;
     }
-    if (have_solve) {
-        const std::string st = last_solve.value("status", "");
+    if (!log.solves.empty()) {
+        const recorded_solve& s = log.solves.back();
         o.source = "solver";
-        if (last_solve.contains("objective") && last_solve["objective"].is_number()) {
-            o.objective = last_solve["objective"].get<double>();
-            o.has_objective = std::isfinite(o.objective);
-        }
-        if (st == "optimal") {
+        o.solver = s.solver;
+        o.detail = s.detail;
+        if (s.status == "optimal") {
             o.status = "optimal";
-            if (!o.has_objective) {
+            o.has_objective = s.has_objective;
+            o.objective = s.objective;
+            if (!s.has_objective) {
                 o.status = "runtime_error";
-                o.detail = "solver reported optimal without an objective value";
+                o.detail = "the solver reported optimal without an objective value";
             }
-        } else if (st == "infeasible" || st == "unbounded" || st == "inf_or_unbd") {
-            o.status = st;
-            o.has_objective = false;
-        } else if (st == "time_limit") {
+        } else if (s.status == "infeasible" || s.status == "unbounded") {
+            o.status = s.status;
+        } else if (s.status == "timeout") {
             o.status = "timeout";
             o.detail = "solver time limit";
+        } else if (s.status == "solver_crash") {
+            o.status = "solver_crash";
         } else {
-            o.status = "no_result";
-            o.has_objective = false;
-            o.detail = fmt::format("solver status '{}' ({})", st, last_solve.value("raw", ""));
+            o.status = "runtime_error";
+            o.detail = fmt::format("the last solve ended '{}'{}", s.status, s.detail.empty() ? "" : ": " + s.detail);
         }
         return o;
     }
-    if (!exception.is_null()) {
+    if (r.memory_limit) {
         o.status = "runtime_error";
-        o.detail = exception.value("type", "") + ": " + exception.value("error", "");
+        o.detail = fmt::format("memory limit of the answer (peak {:.0f} MiB)", r.peak_memory_mb);
+        return o;
+    }
+    if (!log.exception.empty()) {
+        o.status = "runtime_error";
+        o.detail = log.exception;
         return o;
     }
     if (r.signal != 0) {
@@ -562,27 +602,18 @@ exec_outcome interpret_python_run(const sandbox_result& r) {
         const char* what = r.signal == SIGXFSZ   ? "file size limit"
                            : r.signal == SIGKILL ? "killed"
                            : r.signal == SIGSEGV ? "segmentation fault"
-                                                 : strsignal(r.signal);
-        o.detail = fmt::format("killed by signal {} ({})", r.signal, what);
+                                                 : sigabbrev_np(r.signal);
+        o.detail = fmt::format("killed by signal {} ({})", r.signal, what ? what : "?");
         return o;
     }
     if (r.exit_code != 0) {
         o.status = "runtime_error";
-        o.detail = fmt::format("exit status {}: {}", r.exit_code, tail(r.err));
+        o.detail = fmt::format("exit status {}: {}", r.exit_code, last_line(r.err));
         return o;
     }
-    std::string status;
-    double obj = 0;
-    bool has = false;
-    if (parse_printed_result(r.out, &status, &obj, &has)) {
-        o.status = status;
-        o.has_objective = has;
-        o.objective = obj;
-        o.source = "stdout";
-        return o;
-    }
-    o.status = "no_result";
-    o.detail = "the program ran but reported no solve and printed no result";
+    o.status = "no_solve";
+    o.detail = "the program ran no solve with trex's solvers (printed results are not solves)";
+    if (o.has_printed_objective) o.detail += fmt::format("; it printed an objective of {}", o.printed_objective);
     return o;
 }
 

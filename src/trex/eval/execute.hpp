@@ -1,12 +1,15 @@
-// Executing extracted artefacts.
+// Executing extracted artefacts. Every objective that counts comes from a solve that trex's own solvers ran and
+// the harness recorded itself; printed text is never an objective.
 //   - LP / MPS / MathProg: read by GLPK (never by COIN: untrusted text), solved by Clp/Cbc (GLPK when COIN fails)
-//     — our solvers, in a persistent `trex eval _worker` process that runs in the sandbox (a solver abort or a
-//     MathProg `printf > "file"` cannot touch the harness), restarted when it dies or overruns.
+//     in a persistent `trex eval _worker` process that runs in the sandbox (a solver abort or a MathProg
+//     `printf > "file"` cannot touch the harness), restarted when it dies or overruns. A worker that dies by a
+//     signal while solving is a `solver_crash` (the signal named) and the model is solved again with GLPK.
 //   - Python: a fresh sandbox per answer (sandbox.hpp) running python/trex_eval/trex_runner.py, which puts the
-//     gurobipy shim first on sys.path, hooks PuLP's solve, runs answer.py (with data.json next to it) and reports
-//     every solve (status, objective) on fd 3. The result is the program's last solve; programs that solve with
-//     something else are read from their output (our "Status:/Optimal objective:" protocol, then the last number
-//     on a line about the objective).
+//     gurobipy shim first on sys.path, routes PuLP's solve() through the same channel, and runs answer.py (with
+//     data.json next to it). The shims send each model (as LP text) on the sandbox's solve channel; the harness
+//     solves it in the worker, records the result in its own log and sends the solution back. The outcome is the
+//     last solve of that log. A program that ran no solve is `no_solve`, whatever it printed (its printed
+//     objective is kept as a diagnostic).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,23 +23,39 @@
 namespace trex::eval {
 
 // ---- worker side (inside the sandbox) ----
-// {"op": "solve", "format": "lp"|"mps"|"mathprog", "text": ..., "time_limit": s}
-//   -> {"status": "optimal"|"infeasible"|"unbounded"|"parse_error"|"runtime_error"|"timeout", "objective"?, "detail"}
+// {"op": "solve", "format": "lp"|"mps"|"mathprog", "text": ..., "time_limit": s, "solver"?: "glpk",
+//  "solution"?: true}
+//   -> {"status": "optimal"|"infeasible"|"unbounded"|"parse_error"|"runtime_error"|"timeout", "objective"?,
+//       "solver", "detail"; with "solution": "x" {column: value}, and for LPs "pi" {row: dual}, "rc" {column: rc}}
 // {"op": "structure", "format": ..., "text": ..., "reference": LP text, "budget": n}
 //   -> {"status": "structure"|"parse_error"|"runtime_error", "equivalent": bool, "detail"}
 ojson execute_model_request(const ojson& req);
 // The worker loop: one JSON request per stdin line, one reply per stdout line. Returns the exit status.
 int run_model_worker();
-// `trex eval _solve FILE.lp`: the gurobipy shim's solver. JSON: status, objective, x {name: value}, pi {row: dual}
-// (LPs), rc {name: reduced cost} (LPs).
-ojson solve_lp_file_report(const std::string& path, double time_limit_s);
+
+// ---- the solve channel (harness side) ----
+// One request line of a Python answer's shim:
+//   {"op": "solve", "api": "gurobipy"|"pulp", "model": LP text, "time_limit"?: s, "objective_constant"?: c}
+//     -> the worker's reply with "solution" (the constant added to the objective)
+//   {"op": "event", "event": "syntax_error"|"exception", "type"?, "error"}  -> no reply (a diagnostic)
+// Anything else gets {"status": "error", "detail"}. The log is the harness's own record.
+struct recorded_solve {
+    std::string api, status, solver, detail;
+    bool has_objective = false;
+    double objective = 0.0;
+};
+struct channel_log {
+    std::vector<recorded_solve> solves;
+    std::string syntax_error, exception;  // diagnostics the runner reported ("" = none)
+    long rejected = 0;                    // requests refused (malformed, over the solve limit)
+};
 
 // ---- harness side ----
 struct exec_config {
-    std::string trex_bin;     // this binary (for the worker and the shim's solver)
-    std::string python;       // Python with PuLP ("" = Python answers cannot run)
-    std::string runner_dir;   // python/trex_eval (trex_runner.py, shim/)
-    sandbox_limits limits;    // per answer
+    std::string trex_bin;            // this binary (for the worker and the shim's solver)
+    std::string python;              // Python with PuLP ("" = Python answers cannot run)
+    std::string runner_dir;          // python/trex_eval (trex_runner.py, shim/)
+    sandbox_limits limits;           // per answer
     double solve_time_limit_s = 30;  // model files
     bool allow_unisolated = false;
 };
@@ -59,18 +78,24 @@ class executor {
     // Runs a Python answer; data_json: contents of data.json ("" = none).
     exec_outcome run_python(const std::string& code, const std::string& data_json);
 
+    static constexpr int kMaxSolves = 200;  // per answer; further requests are refused
+
    private:
     ojson call_worker(const ojson& req, double timeout_s);
+    // A solve in the worker; a solver crash is retried once with GLPK.
+    ojson solve_in_worker(ojson req);
+    std::string on_channel_message(const std::string& line, channel_log* log);
     exec_config cfg_;
     int slot_;
     sandbox_process worker_;
     std::string buf_;
 };
 
-// Interpretation of a finished Python sandbox run (exposed for tests).
-exec_outcome interpret_python_run(const sandbox_result& r);
-// The result a program printed: our protocol, else the last number on a line about the objective / optimum, else
-// the last number printed. Returns false when nothing usable was printed.
-bool parse_printed_result(const std::string& out, std::string* status, double* objective, bool* has_objective);
+// Interpretation of a finished Python sandbox run and the harness's log of its solves (exposed for tests).
+exec_outcome interpret_python_run(const sandbox_result& r, const channel_log& log);
+// A diagnostic only, never an objective that counts: the number a program printed as its objective — the value
+// on the last line that names the objective ("objective", "optimal value") and holds exactly one number, on no
+// line that reports a status, an error or infeasibility. False when there is none.
+bool printed_objective(const std::string& out, double* value);
 
 }  // namespace trex::eval

@@ -44,7 +44,8 @@ bool within(double a, double b, double bound) {
 bool objective_matches(const objective_judge& j, double pred, double truth) {
     if (!std::isfinite(pred) || !std::isfinite(truth)) return false;
     switch (j.kind) {
-        case tolerance_kind::abs: return within(pred, truth, j.tol);
+        case tolerance_kind::abs:
+            return within(pred, truth, j.tol);
         case tolerance_kind::rel:
             if (truth == 0.0) return within(pred, 0.0, j.tol);
             return within(pred, truth, j.tol * std::fabs(truth));
@@ -59,15 +60,26 @@ bool objective_matches(const objective_judge& j, double pred, double truth) {
 
 const char* failure_name(failure f) {
     switch (f) {
-        case failure::none: return "correct";
-        case failure::no_artefact: return "no_artefact";
-        case failure::parse_error: return "parse_error";
-        case failure::runtime_error: return "runtime_error";
-        case failure::timeout: return "timeout";
-        case failure::infeasible: return "infeasible";
-        case failure::wrong_objective: return "wrong_objective";
-        case failure::structure_mismatch: return "structure_mismatch";
-        case failure::backend_error: return "backend_error";
+        case failure::none:
+            return "correct";
+        case failure::no_artefact:
+            return "no_artefact";
+        case failure::parse_error:
+            return "parse_error";
+        case failure::runtime_error:
+            return "runtime_error";
+        case failure::no_solve:
+            return "no_solve";
+        case failure::timeout:
+            return "timeout";
+        case failure::infeasible:
+            return "infeasible";
+        case failure::wrong_objective:
+            return "wrong_objective";
+        case failure::structure_mismatch:
+            return "structure_mismatch";
+        case failure::backend_error:
+            return "backend_error";
     }
     return "?";
 }
@@ -82,13 +94,16 @@ verdict judge_outcome(const ground_truth& truth, const exec_outcome& ex, const o
     };
     const std::string& s = ex.status;
     if (s == "backend_error") return fail(failure::backend_error, ex.detail);
-    if (s == "no_artefact" || ex.artefact.empty()) return fail(failure::no_artefact, ex.detail.empty() ? "no model or code in the completion" : ex.detail);
+    if (s == "no_artefact" || ex.artefact.empty())
+        return fail(failure::no_artefact, ex.detail.empty() ? "no model or code in the completion" : ex.detail);
     if (s == "parse_error") return fail(failure::parse_error, ex.detail);
-    if (s == "runtime_error") return fail(failure::runtime_error, ex.detail);
+    if (s == "runtime_error" || s == "solver_crash") return fail(failure::runtime_error, ex.detail);
+    if (s == "no_solve") return fail(failure::no_solve, ex.detail.empty() ? "the program ran no solve" : ex.detail);
     if (s == "timeout") return fail(failure::timeout, ex.detail);
     if (truth.kind == truth_kind::structure) {
-        if (s != "structure") return fail(failure::runtime_error, "no model to compare with the reference LP" +
-                                                                    (ex.detail.empty() ? "" : ": " + ex.detail));
+        if (s != "structure")
+            return fail(failure::runtime_error,
+                        "no model to compare with the reference LP" + (ex.detail.empty() ? "" : ": " + ex.detail));
         if (ex.equivalent) {
             v.correct = true;
             return v;
@@ -96,6 +111,10 @@ verdict judge_outcome(const ground_truth& truth, const exec_outcome& ex, const o
         return fail(failure::structure_mismatch, ex.detail);
     }
     const bool no_opt = s == "infeasible" || s == "unbounded" || s == "inf_or_unbd";
+    // only a solve the harness ran and recorded counts (results of older runs may hold printed objectives)
+    if ((no_opt || s == "optimal") && ex.source != "solver")
+        return fail(failure::no_solve, "the result was not produced by a solve of trex's solvers (" +
+                                           (ex.source.empty() ? std::string("no source") : ex.source) + ")");
     if (truth.kind == truth_kind::no_solution) {
         if (no_opt) {
             v.correct = true;
@@ -103,13 +122,14 @@ verdict judge_outcome(const ground_truth& truth, const exec_outcome& ex, const o
         }
         if (s == "optimal")
             return fail(failure::wrong_objective,
-                        ex.has_objective ? fmt::format("objective {} but no optimum exists ({})", ex.objective, truth.raw)
-                                         : fmt::format("optimal but no optimum exists ({})", truth.raw));
+                        ex.has_objective
+                            ? fmt::format("objective {} but no optimum exists ({})", ex.objective, truth.raw)
+                            : fmt::format("optimal but no optimum exists ({})", truth.raw));
         return fail(failure::runtime_error, ex.detail.empty() ? "no result reported" : ex.detail);
     }
     if (truth.kind != truth_kind::objective) return fail(failure::runtime_error, "item has no ground truth");
     if (no_opt) return fail(failure::infeasible, fmt::format("answer reports {}; expected {}", s, truth.raw));
-    if (s == "optimal" || (s == "no_result" && ex.has_objective)) {
+    if (s == "optimal") {
         if (!ex.has_objective) return fail(failure::runtime_error, "optimal but no objective value reported");
         if (objective_matches(j, ex.objective, truth.value)) {
             v.correct = true;

@@ -32,31 +32,38 @@ bool objective_matches(const objective_judge& j, double pred, double truth);
 // `trex eval report`).
 struct exec_outcome {
     std::string artefact;  // "lp", "mps", "mathprog", "python", "" (none found)
-    // "optimal", "infeasible", "unbounded", "inf_or_unbd", "no_result" (ran, reported nothing usable),
-    // "no_artefact", "parse_error", "runtime_error", "timeout", "structure" (structural comparison done),
-    // "backend_error" (no completion)
+    // "optimal", "infeasible", "unbounded", "inf_or_unbd" (from a solve trex ran), "no_solve" (the program ran no
+    // solve), "no_artefact", "parse_error", "runtime_error", "solver_crash" (the solver died, GLPK's retry too),
+    // "timeout", "structure" (structural comparison done), "backend_error" (no completion)
     std::string status;
     bool has_objective = false;
     double objective = 0.0;
-    std::string source;   // where the objective came from: "solver" (our solvers / the solve hook) or "stdout"
+    std::string source;       // where the objective came from: "solver" (a solve the harness ran and recorded)
+    std::string solver;       // which one ("clp", "cbc", "glpk-simplex", "glpk-intopt")
     bool equivalent = false;  // status "structure": the model is structurally equivalent to the reference
-    std::string detail;   // error text, limit hit, structural difference
+    std::string detail;       // error text, limit hit, structural difference
     double seconds = 0.0;
+    // diagnostics of Python answers: what the program printed as its objective (never judged), and whether its
+    // stdout / stderr went beyond the sandbox's cap
+    bool has_printed_objective = false;
+    double printed_objective = 0.0;
+    bool stdout_truncated = false, stderr_truncated = false;
 };
 
 // The failure taxonomy of reports. Correct answers are failure::none.
 enum class failure {
     none,
-    no_artefact,      // no LP / MPS / MathProg / Python block in the completion
-    parse_error,      // the artefact did not parse (LP reader, MathProg translator, Python syntax)
-    runtime_error,    // exception, killed by a limit (memory, file size, processes, output), solver error, no result
-    timeout,          // wall-clock or CPU time limit
-    infeasible,       // reported infeasible / unbounded although an optimum exists
-    wrong_objective,  // a value outside the tolerance, or a value where no optimum exists
+    no_artefact,         // no LP / MPS / MathProg / Python block in the completion
+    parse_error,         // the artefact did not parse (LP reader, MathProg translator, Python syntax)
+    runtime_error,       // exception, killed by a limit (memory, file size, processes, output), solver error or crash
+    no_solve,            // the program ran but no solve of trex's solvers produced its result (printing is not solving)
+    timeout,             // wall-clock or CPU time limit
+    infeasible,          // reported infeasible / unbounded although an optimum exists
+    wrong_objective,     // a value outside the tolerance, or a value where no optimum exists
     structure_mismatch,  // ORGEval: not structurally equivalent to the reference LP
-    backend_error,    // the model backend gave no completion
+    backend_error,       // the model backend gave no completion
 };
-constexpr int failure_count = 9;
+constexpr int failure_count = 10;
 const char* failure_name(failure f);  // "correct" for none, else the enum spelling
 
 struct verdict {

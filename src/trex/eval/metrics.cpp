@@ -23,6 +23,10 @@ ojson sample_to_json(const sample_record& r) {
     ojson e = {{"artefact", r.ex.artefact}, {"status", r.ex.status}};
     if (r.ex.has_objective) e["objective"] = r.ex.objective;
     if (!r.ex.source.empty()) e["source"] = r.ex.source;
+    if (!r.ex.solver.empty()) e["solver"] = r.ex.solver;
+    if (r.ex.has_printed_objective) e["printed_objective"] = r.ex.printed_objective;
+    if (r.ex.stdout_truncated) e["stdout_truncated"] = true;
+    if (r.ex.stderr_truncated) e["stderr_truncated"] = true;
     if (r.ex.status == "structure") e["equivalent"] = r.ex.equivalent;
     if (!r.ex.detail.empty()) e["detail"] = r.ex.detail;
     e["seconds"] = std::round(r.ex.seconds * 1e4) / 1e4;
@@ -53,6 +57,11 @@ sample_record sample_from_json(const ojson& j) {
         r.ex.has_objective = e.contains("objective");
         r.ex.objective = e.value("objective", 0.0);
         r.ex.source = e.value("source", "");
+        r.ex.solver = e.value("solver", "");
+        r.ex.has_printed_objective = e.contains("printed_objective");
+        r.ex.printed_objective = e.value("printed_objective", 0.0);
+        r.ex.stdout_truncated = e.value("stdout_truncated", false);
+        r.ex.stderr_truncated = e.value("stderr_truncated", false);
         r.ex.equivalent = e.value("equivalent", false);
         r.ex.detail = e.value("detail", "");
         r.ex.seconds = e.value("seconds", 0.0);
@@ -184,8 +193,8 @@ std::string md_cell(const std::string& s) {
     return o;
 }
 
-const char* kColors[failure_count] = {"#2e7d32", "#9e9e9e", "#6d4c41", "#c62828", "#ef6c00",
-                                      "#1565c0", "#6a1b9a", "#00838f", "#424242"};
+const char* kColors[failure_count] = {"#2e7d32", "#9e9e9e", "#6d4c41", "#c62828", "#ad1457",
+                                      "#ef6c00", "#1565c0", "#6a1b9a", "#00838f", "#424242"};
 
 }  // namespace
 

@@ -399,7 +399,7 @@ run_result run_eval(const run_options& opt, backend& b) {
                  {"completions", fmt::format("{} from the cache, {} {}, {} backend errors", res.cached, res.generated,
                                              b.cacheable() ? "generated" : "replayed", res.backend_errors)},
                  {"time", fmt::format("{:.1f} s", res.seconds)},
-                 {"sandbox", probe_sandbox().description},
+                 {"sandbox", sandbox_guarantees().summary},
                  {"python", opt.exec.python.empty() ? "none" : opt.exec.python}};
     ojson sk = ojson::array();
     for (const auto& s : skipped) sk.push_back(s);

@@ -1,8 +1,8 @@
 """A gurobipy-compatible shim for trex eval: the API subset OR answers use, backed by trex's solvers.
 
-Model building happens in Python; Model.optimize() writes the model as a CPLEX LP file into the working directory
-and runs `$TREX_SOLVER eval _solve model.lp` (GLPK reads it, Clp/Cbc solve it; GLPK when COIN fails), then reads
-back status, objective, variable values, duals and reduced costs. Covered: Model, Env, addVar(s), addConstr(s),
+Model building happens in Python; Model.optimize() writes the model as CPLEX LP text and sends it on the sandbox's
+solve channel to the harness (GLPK reads it, Clp/Cbc solve it; GLPK when COIN fails), which records the solve
+itself and sends back status, objective, variable values, duals and reduced costs. Covered: Model, Env, addVar(s), addConstr(s),
 addLConstr, addRange, setObjective, getObjective, optimize, update, write(.lp), setParam / Params, quicksum,
 LinExpr, tupledict (sum / prod / select), tuplelist, multidict, GRB constants (also GRB.Status / GRB.Attr /
 GRB.Param), Status, ObjVal, Var.X / .x, VarName, LB / UB / Obj / VType, Constr.Pi / Slack / RHS, getAttr / setAttr,
@@ -14,7 +14,6 @@ import _trex_lp as _lp
 
 __version__ = "trex-shim"
 
-_report = getattr(__import__("builtins"), "__trex_report__", None)
 
 
 class GurobiError(Exception):
@@ -89,7 +88,6 @@ GRB.attr = GRB.Attr
 GRB.param = GRB.Param
 GRB.callback = GRB.Callback
 
-_STATUS_NAMES = {2: "optimal", 3: "infeasible", 4: "inf_or_unbd", 5: "unbounded", 9: "time_limit", 12: "error"}
 
 
 def _is_num(x):
@@ -758,12 +756,12 @@ class Model:
             raise GurobiError("the model has no variables")
         text, vname = self._lp_text()
         try:
-            rep = _lp.solve(text, self._params.get("TimeLimit"), "trex_shim_model.lp")
+            rep = _lp.solve(text, self._params.get("TimeLimit"), "gurobipy", self._obj_const)
         except _lp.LPError as e:
             raise GurobiError(str(e))
         st = rep.get("status")
         self._status = {"optimal": GRB.OPTIMAL, "infeasible": GRB.INFEASIBLE, "unbounded": GRB.UNBOUNDED,
-                        "time_limit": GRB.TIME_LIMIT}.get(st, GRB.NUMERIC)
+                        "timeout": GRB.TIME_LIMIT}.get(st, GRB.NUMERIC)
         for v in self._vars:
             v._x = None
             v._rc = None
@@ -772,7 +770,7 @@ class Model:
             c._slack = None
         self._objval = None
         if st == "optimal":
-            self._objval = float(rep["objective"]) + self._obj_const
+            self._objval = float(rep["objective"])  # the harness added the constant
             xs, rcs = rep.get("x", {}), rep.get("rc", {})
             for v in self._vars:
                 v._x = float(xs.get(vname[v], 0.0))
@@ -784,10 +782,7 @@ class Model:
                 c._slack = c.RHS - act
                 if f"r{i}" in pis:
                     c._pi = float(pis[f"r{i}"])
-        if _report:
-            _report({"event": "solve", "api": "gurobipy", "status": _STATUS_NAMES.get(self._status, "other"),
-                     "objective": self._objval, "raw": st})
-        if self._status == GRB.NUMERIC and st not in ("optimal", "infeasible", "unbounded", "time_limit"):
+        if self._status == GRB.NUMERIC:
             raise GurobiError(f"solver error: {rep.get('detail', st)}")
 
     def computeIIS(self):
