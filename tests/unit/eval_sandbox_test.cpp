@@ -376,6 +376,21 @@ TEST_F(EvalSandbox, HostileModelFiles) {
     EXPECT_EQ(ex.run_model("lp", "Minimize\n obj: x\nSubject To\n c: x >= 2\n d: x <= 1\nEnd\n").status, "infeasible");
 }
 
+TEST_F(EvalSandbox, SolverCrashIsRecordedWithItsSignalAndRetriedWithGlpk) {
+    // GLPK's MathProg translator recurses once per parenthesis: 300,000 of them overflow the worker's stack
+    std::string deep = "var x >= 0;\nmaximize z: ";
+    deep += std::string(300000, '(') + "x" + std::string(300000, ')') + ";\ns.t. c: x <= 1;\nend;\n";
+    executor ex(cfg_, 0);
+    const exec_outcome o = ex.run_model("mathprog", deep);
+    EXPECT_EQ(o.status, "solver_crash") << o.detail;
+    EXPECT_NE(o.detail.find("signal 11 (SEGV)"), std::string::npos) << o.detail;
+    EXPECT_NE(o.detail.find("retried with GLPK"), std::string::npos) << o.detail;
+    EXPECT_EQ(judged(o), failure::runtime_error);
+    const exec_outcome g = ex.run_model("lp", kGoodLp);  // a fresh worker takes the next model
+    EXPECT_EQ(g.status, "optimal") << g.detail;
+    EXPECT_EQ(g.objective, 8.0);
+}
+
 TEST(EvalPrinted, PrintedObjectivesAreDiagnosticsThatNeverReadStatusLines) {
     double v = 0;
     ASSERT_TRUE(printed_objective("Status: Optimal\nOptimal objective: 12.5\n", &v));
