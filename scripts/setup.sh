@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point that installs every dependency of T-Rex and builds it.
 #
-#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pulp) + Release build of the `trex`
+#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pandas, pulp) + Release build of the `trex`
 #                                  binary in build/ (scripts/test.sh builds the test executables, then runs CTest)
 #   scripts/setup.sh --build-all   also builds every test executable now
 #   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
@@ -68,6 +68,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -c "import numpy" 2>/dev/null || .venv/bin/pip install --quiet numpy
+# pandas: model-written answers may import it (trex eval runs them in the sandbox with this venv)
+.venv/bin/python -c "import pandas" 2>/dev/null || .venv/bin/pip install --quiet pandas
 .venv/bin/python -c "import pulp; assert pulp.PULP_CBC_CMD().available()" 2>/dev/null || .venv/bin/pip install --quiet pulp
 if [ "$with_torch" -eq 1 ]; then
   .venv/bin/python -c "import torch, transformers, safetensors" 2>/dev/null ||

@@ -109,10 +109,15 @@ def main():
         return 2
     sys.argv = [path] + sys.argv[2:]
     import builtins
+    import types
 
-    g = {"__name__": "__main__", "__file__": path, "__builtins__": builtins}
+    # the answer is the __main__ module (multiprocessing and pickle find its functions there)
+    main_module = types.ModuleType("__main__")
+    main_module.__file__ = path
+    main_module.__builtins__ = builtins
+    sys.modules["__main__"] = main_module
     try:
-        exec(code, g)
+        exec(code, main_module.__dict__)
     except SystemExit as e:
         c = e.code
         if c is None:

@@ -376,6 +376,48 @@ TEST_F(EvalSandbox, HostileModelFiles) {
     EXPECT_EQ(ex.run_model("lp", "Minimize\n obj: x\nSubject To\n c: x >= 2\n d: x <= 1\nEnd\n").status, "infeasible");
 }
 
+TEST_F(EvalSandbox, PulpAnswersGetValuesDualsAndStatusFromTrexSolvers) {
+    if (!have_python()) GTEST_SKIP() << "no python with pulp";
+    executor ex(cfg_, 0);
+    // the answer checks what PuLP's API gives back (an assertion failure would be a runtime error), then the LP's
+    // objective with a constant, a MIP, an infeasible model (the last solve counts), multiprocessing with a function
+    // of the answer's own __main__, numpy and pandas
+    const exec_outcome o = ex.run_python(R"(import multiprocessing as mp
+import numpy as np
+import pandas as pd
+import pulp
+def sq(v):
+    return v * v
+if __name__ == "__main__":
+    with mp.Pool(2) as pool:
+        assert pool.map(sq, [1, 2, 3]) == [1, 4, 9]
+    assert np.arange(4).sum() == 6 and pd.DataFrame({"a": [1, 2]}).a.sum() == 3
+    p = pulp.LpProblem("t", pulp.LpMaximize)
+    x = pulp.LpVariable("x", 0, 4)
+    y = pulp.LpVariable("y", 0, 3)
+    p += x + 2 * y + 10
+    p += x + y <= 5, "c"
+    assert p.solve(pulp.PULP_CBC_CMD(msg=False)) == 1 and pulp.LpStatus[p.status] == "Optimal"
+    assert (x.varValue, y.varValue) == (2.0, 3.0), (x.varValue, y.varValue)
+    assert abs(p.constraints["c"].pi - 1.0) < 1e-9 and abs(p.constraints["c"].slack) < 1e-9
+    assert pulp.value(p.objective) == 18.0
+    q = pulp.LpProblem("mip", pulp.LpMinimize)
+    n = pulp.LpVariable("n", 0, cat="Integer")
+    q += n
+    q += 3 * n >= 7
+    q.solve()
+    assert n.varValue == 3.0
+    r = pulp.LpProblem("inf", pulp.LpMinimize)
+    z = pulp.LpVariable("z", 0)
+    r += z
+    r += z <= -1
+    assert r.solve() == -1 and pulp.LpStatus[r.status] == "Infeasible" and z.varValue is None
+)",
+                                         "");
+    EXPECT_EQ(o.status, "infeasible") << o.detail;
+    EXPECT_EQ(o.source, "solver");
+}
+
 TEST_F(EvalSandbox, SolverCrashIsRecordedWithItsSignalAndRetriedWithGlpk) {
     // GLPK's MathProg translator recurses once per parenthesis: 300,000 of them overflow the worker's stack
     std::string deep = "var x >= 0;\nmaximize z: ";
