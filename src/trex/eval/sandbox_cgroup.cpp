@@ -73,10 +73,6 @@ long keyed_value(const std::string& text, const std::string& key) {
     return -1;
 }
 
-struct hierarchy {
-    std::string dir;  // this process's cgroup directory in it
-};
-
 // This process's cgroup directory in the hierarchy mounted with fstype / controller ("" for v2).
 std::string own_cgroup_dir(const std::string& fstype, const std::string& controller) {
     std::ifstream mi("/proc/self/mountinfo");
@@ -127,38 +123,51 @@ struct support_state {
     bool v2_cpu = false;                   // v2: the cpu controller is delegated too
 };
 
+// The controllers a v2 cgroup file lists ("memory pids cpu ...", first line).
+bool lists(const std::string& file, const char* controller) {
+    const std::string t = read_text(file);
+    return has_token(t.substr(0, t.find('\n')), controller, ' ');
+}
+
+// Where v2 program cgroups can be made: this process's cgroup when memory and pids can be enabled for its children,
+// else (a cgroup with processes of its own cannot delegate: the "no internal processes" rule) its parent, whose
+// children already have them — the program cgroups are then siblings of ours. "" with *why when neither.
+std::string v2_parent(const std::string& own, bool* cpu, std::string* why) {
+    if (!lists(own + "/cgroup.controllers", "memory") || !lists(own + "/cgroup.controllers", "pids")) {
+        *why = fmt::format("cgroup v2 at {} has no memory/pids controllers", own);
+        return "";
+    }
+    const std::string sub = own + "/cgroup.subtree_control";
+    std::string err;
+    if (!lists(sub, "memory") || !lists(sub, "pids")) write_text(sub, "+memory +pids", &err);
+    if (lists(sub, "memory") && lists(sub, "pids")) {
+        if (lists(own + "/cgroup.controllers", "cpu") && !lists(sub, "cpu")) write_text(sub, "+cpu");
+        *cpu = lists(sub, "cpu");
+        return own;
+    }
+    const std::string parent = fs::path(own).parent_path().string();
+    const std::string probe = fmt::format("{}/trex-{}-probe", parent, ::getpid());
+    if (::mkdir(probe.c_str(), 0755) == 0) {
+        ::rmdir(probe.c_str());
+        *cpu = lists(own + "/cgroup.controllers", "cpu");
+        return parent;
+    }
+    *why = fmt::format("cgroup v2 at {}: memory and pids cannot be delegated ({}), nor cgroups made beside it", own,
+                       err.empty() ? "subtree_control unchanged" : err);
+    return "";
+}
+
 support_state probe() {
     support_state s;
     std::string why;
-    const std::string v2 = own_cgroup_dir("cgroup2", "");
-    if (!v2.empty()) {
-        const std::string ctl = read_text(v2 + "/cgroup.controllers");
-        if (has_token(ctl.substr(0, ctl.find('\n')), "memory", ' ') &&
-            has_token(ctl.substr(0, ctl.find('\n')), "pids", ' ')) {
-            std::string sub = read_text(v2 + "/cgroup.subtree_control");
-            std::string err;
-            if (!has_token(sub.substr(0, sub.find('\n')), "memory", ' ') ||
-                !has_token(sub.substr(0, sub.find('\n')), "pids", ' '))
-                write_text(v2 + "/cgroup.subtree_control", "+memory +pids", &err);
-            sub = read_text(v2 + "/cgroup.subtree_control");
-            if (has_token(sub.substr(0, sub.find('\n')), "memory", ' ') &&
-                has_token(sub.substr(0, sub.find('\n')), "pids", ' ')) {
-                s.info.available = true;
-                s.info.version = "v2";
-                s.info.detail = "cgroup v2 under " + v2;
-                s.parents = {v2};
-                if (has_token(ctl.substr(0, ctl.find('\n')), "cpu", ' ')) {
-                    if (!has_token(sub.substr(0, sub.find('\n')), "cpu", ' '))
-                        write_text(v2 + "/cgroup.subtree_control", "+cpu");
-                    sub = read_text(v2 + "/cgroup.subtree_control");
-                    s.v2_cpu = has_token(sub.substr(0, sub.find('\n')), "cpu", ' ');
-                }
-            } else {
-                why = fmt::format("cgroup v2 at {}: memory and pids cannot be delegated ({})", v2,
-                                  err.empty() ? "subtree_control unchanged" : err);
-            }
-        } else {
-            why = fmt::format("cgroup v2 at {} has no memory/pids controllers", v2);
+    const std::string own = own_cgroup_dir("cgroup2", "");
+    if (!own.empty()) {
+        const std::string parent = v2_parent(own, &s.v2_cpu, &why);
+        if (!parent.empty()) {
+            s.info.available = true;
+            s.info.version = "v2";
+            s.info.detail = "cgroup v2 under " + parent;
+            s.parents = {parent};
         }
     }
     if (!s.info.available) {
