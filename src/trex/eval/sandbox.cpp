@@ -129,6 +129,12 @@ void prepare_root(const sandbox_spec& spec, prepared* p) {
     const std::pair<const char*, unsigned> nodes[] = {
         {"null", 3}, {"zero", 5}, {"full", 7}, {"random", 8}, {"urandom", 9}};
     for (const auto& [name, minor_no] : nodes) {
+        if (p->userns) {  // no mknod in a user namespace: the host's nodes, bound
+            p->expose_src.push_back(std::string("/dev/") + name);
+            p->expose_dst.push_back(stage + "/dev/" + name);
+            p->expose_is_file.push_back(2);
+            continue;
+        }
         p->dev_nodes.push_back(stage + "/dev/" + name);
         p->dev_numbers.push_back((unsigned)makedev(1, minor_no));
     }
@@ -136,7 +142,8 @@ void prepare_root(const sandbox_spec& spec, prepared* p) {
 
 }  // namespace
 
-bool detail::prepare(const sandbox_spec& spec, int slot, bool isolated, prepared* p, std::string* error) {
+bool detail::prepare(const sandbox_spec& spec, int slot, sandbox_mode mode, prepared* p, std::string* error) {
+    const bool isolated = mode != sandbox_mode::unisolated;
     if (spec.argv.empty() || spec.argv[0].empty() || spec.argv[0][0] != '/') {
         *error = "the program must be given by an absolute path";
         return false;
@@ -163,6 +170,15 @@ bool detail::prepare(const sandbox_spec& spec, int slot, bool isolated, prepared
     p->nofile = lim(256);
     p->core = lim(0);
     p->uid = (uid_t)(1000000 + (::getpid() % 100000) * 64 + slot);
+    p->gid = p->uid;
+    if (mode == sandbox_mode::user_namespace) {
+        // the only ids an unprivileged user namespace may map: the invoking user's own
+        p->userns = true;
+        p->uid = ::geteuid();
+        p->gid = ::getegid();
+        p->uid_map = fmt::format("{} {} 1\n", p->uid, p->uid);
+        p->gid_map = fmt::format("{} {} 1\n", p->gid, p->gid);
+    }
     if (isolated) {
         p->filter = detail::seccomp_program(error);
         if (!p->filter) return false;
@@ -200,7 +216,8 @@ pid_t spawn(const prepared& p, const child_fds& fds, program_cgroup& cg, std::st
         *error = "cannot create the start pipe";
         return -1;
     }
-    const long flags = p.isolated ? (CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) : 0;
+    const long flags = (p.isolated ? (CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) : 0) |
+                       (p.userns ? CLONE_NEWUSER : 0);
     const pid_t pid =
         p.isolated ? (pid_t)::syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, nullptr) : ::fork();
     if (pid == 0) {
@@ -277,11 +294,29 @@ void take(std::string& dst, long& total, const char* data, size_t n, long cap) {
 
 }  // namespace
 
-const sandbox_report& sandbox_guarantees() {
+namespace {
+
+struct probed {
+    sandbox_report report;
+    detail::sandbox_mode mode = detail::sandbox_mode::unisolated;
+};
+
+const probed& probe_once() {
     static std::once_flag once;
-    static sandbox_report report;
-    std::call_once(once, [] { report = detail::measure_guarantees(); });
-    return report;
+    static probed p;
+    std::call_once(once, [] { p.report = detail::measure_guarantees(&p.mode); });
+    return p;
+}
+
+}  // namespace
+
+const sandbox_report& sandbox_guarantees() {
+    return probe_once().report;
+}
+
+detail::sandbox_mode detail::probed_mode() {
+    const probed& p = probe_once();
+    return p.report.isolated ? p.mode : sandbox_mode::unisolated;
 }
 
 sandbox_result detail::run_prepared(const prepared& p, const sandbox_spec& spec, int slot) {
@@ -421,7 +456,7 @@ sandbox_result run_sandboxed(const sandbox_spec& spec, int slot) {
         return r;
     }
     prepared p;
-    if (!detail::prepare(spec, slot, g.isolated, &p, &r.error)) return r;
+    if (!detail::prepare(spec, slot, detail::probed_mode(), &p, &r.error)) return r;
     return detail::run_prepared(p, spec, slot);
 }
 
@@ -433,7 +468,7 @@ sandbox_process start_sandboxed(const sandbox_spec& spec, int slot, std::string*
         return sp;
     }
     prepared p;
-    if (!detail::prepare(spec, slot, g.isolated, &p, error)) return sp;
+    if (!detail::prepare(spec, slot, detail::probed_mode(), &p, error)) return sp;
     auto cg = std::make_shared<program_cgroup>(make_cgroup(spec.limits, slot));
     int in_p[2], out_p[2], err_p[2];
     if (::pipe2(in_p, O_CLOEXEC) != 0 || ::pipe2(out_p, O_CLOEXEC) != 0 || ::pipe2(err_p, O_CLOEXEC) != 0) {

@@ -24,8 +24,10 @@
 // spec.on_message on the harness side, whose reply (when not empty) is written back as one line. What the program
 // learns from the harness is only what the harness chose to answer; what the harness records is its own.
 //
-// Unisolated mode (no namespaces, e.g. not root): plain rlimits in a temporary directory. It runs only when the
-// spec says allow_unisolated; sandbox_guarantees() lists what is missing.
+// Not root: the same namespaces and view inside an unprivileged user namespace, where the kernel allows one; the
+// program keeps the invoking user's uid (mapped, without capabilities) and there is usually no cgroup to make.
+// Unisolated mode (no namespaces at all): plain rlimits in a temporary directory. It runs only when the spec says
+// allow_unisolated; sandbox_guarantees() lists what is missing.
 #pragma once
 
 #include <sys/types.h>
@@ -90,7 +92,8 @@ struct sandbox_guarantee {
 };
 struct sandbox_report {
     std::vector<sandbox_guarantee> items;
-    bool isolated = false;  // every required guarantee holds
+    bool isolated = false;        // every required guarantee holds
+    bool user_namespace = false;  // isolated through an unprivileged user namespace (not root: no uid of its own)
     std::string summary;    // one line for logs and reports
 };
 // Probed once per process: a real sandbox is set up and the guarantees are checked from inside it (the probe runs

@@ -106,6 +106,22 @@ void wait_for_start() {
     ::close(kStartFd);
 }
 
+// A user namespace's first act: the invoking user's ids mapped onto themselves (setgroups denied first, as the
+// kernel requires of an unprivileged gid_map).
+void write_id_maps(const prepared& p) {
+    const std::pair<const char*, const std::string*> files[] = {
+        {"/proc/self/setgroups", nullptr}, {"/proc/self/uid_map", &p.uid_map}, {"/proc/self/gid_map", &p.gid_map}};
+    for (const auto& [path, text] : files) {
+        const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+        must(fd >= 0, "open a user namespace map");
+        if (text)
+            write_all(fd, *text, "write a user namespace map");
+        else
+            must(::write(fd, "deny", 4) == 4, "deny setgroups in the user namespace");
+        ::close(fd);
+    }
+}
+
 void set_limits(const prepared& p) {
     must(::setrlimit(RLIMIT_CPU, &p.cpu) == 0, "setrlimit CPU");
     must(::setrlimit(RLIMIT_AS, &p.as) == 0, "setrlimit AS");
@@ -122,7 +138,7 @@ void clone_exposed(const prepared& p, int* fds) {
                                 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (p.expose_is_file[i] ? 0 : AT_RECURSIVE));
         must(fds[i] >= 0, "clone the mount tree of an exposed directory (open_tree)");
         struct mount_attr ro {};
-        ro.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        ro.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | (p.expose_is_file[i] == 2 ? 0 : MOUNT_ATTR_NODEV);
         must(::syscall(SYS_mount_setattr, fds[i], "", AT_EMPTY_PATH | (p.expose_is_file[i] ? 0 : AT_RECURSIVE), &ro,
                        sizeof ro) == 0,
              "make an exposed directory read-only (mount_setattr)");
@@ -131,12 +147,12 @@ void clone_exposed(const prepared& p, int* fds) {
 
 void make_files(const prepared& p) {
     must(::mkdir(kWork, 0700) == 0, "mkdir /tmp/work");
-    must(::chown(kWork, p.uid, p.uid) == 0, "chown /tmp/work");
+    must(::chown(kWork, p.uid, p.gid) == 0, "chown /tmp/work");
     for (size_t i = 0; i < p.file_paths.size(); i++) {
         const int fd = ::open(p.file_paths[i].c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         must(fd >= 0, "create a file in /tmp/work");
         write_all(fd, p.file_contents[i], "write a file in /tmp/work");
-        must(::fchown(fd, p.uid, p.uid) == 0, "chown a file in /tmp/work");
+        must(::fchown(fd, p.uid, p.gid) == 0, "chown a file in /tmp/work");
         ::close(fd);
     }
 }
@@ -162,8 +178,6 @@ void build_root(const prepared& p) {
         must(::mknod(p.dev_nodes[i].c_str(), S_IFCHR | 0666, p.dev_numbers[i]) == 0 &&
                  ::chmod(p.dev_nodes[i].c_str(), 0666) == 0,
              "make a device node in /dev");
-    must(::mount(nullptr, dev, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0,
-         "make /dev read-only");
     for (size_t i = 0; i < p.expose_src.size(); i++) {
         if (p.expose_is_file[i]) {
             const int fd = ::open(p.expose_dst[i].c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -174,6 +188,8 @@ void build_root(const prepared& p) {
              "attach an exposed directory (move_mount)");
         ::close(fds[i]);
     }
+    must(::mount(nullptr, dev, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0,
+         "make /dev read-only");
     must(::mount("proc", proc, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0, "mount /proc");
     must(::chdir(kStage) == 0, "chdir to the new root");
     must(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
@@ -195,17 +211,21 @@ void loopback_up() {
     ::close(s);
 }
 
-// Empty bounding and ambient sets, then the sandbox uid (which drops the permitted and effective sets: no
-// SECBIT_KEEP_CAPS). Raw system calls: glibc's set*id wrappers signal the parent's threads, which the child does not
-// have.
+// Empty bounding and ambient sets, the sandbox uid (as root: dropping the permitted and effective sets, no
+// SECBIT_KEEP_CAPS), then every set cleared. Raw system calls: glibc's set*id wrappers signal the parent's threads,
+// which the child does not have.
 void drop_privileges(const prepared& p) {
     for (int cap = 0; cap <= 63; cap++) {
         if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) child_fail("drop a capability");
     }
     ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-    must(::syscall(SYS_setgroups, 0, nullptr) == 0, "setgroups");
-    must(::syscall(SYS_setresgid, p.uid, p.uid, p.uid) == 0, "setresgid");
+    if (!p.userns) must(::syscall(SYS_setgroups, 0, nullptr) == 0, "setgroups");
+    must(::syscall(SYS_setresgid, p.gid, p.gid, p.gid) == 0, "setresgid");
     must(::syscall(SYS_setresuid, p.uid, p.uid, p.uid) == 0, "setresuid");
+    // in a user namespace the ids do not change, so the capabilities have to be cleared by hand
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct none[2] = {};
+    must(::syscall(SYS_capset, &hdr, none) == 0, "clear the capabilities");
     must(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "set the parent-death signal");  // cleared by setresuid
 }
 
@@ -215,6 +235,7 @@ void child_main(const prepared& p) {
     reset_signals();
     ::syscall(SYS_close_range, 5u, ~0u, 0u);
     wait_for_start();
+    if (p.userns) write_id_maps(p);
     if (p.isolated) {
         build_root(p);
         loopback_up();

@@ -24,8 +24,14 @@ constexpr int kStartFd = 4;
 constexpr const char* kStage = "/tmp";
 constexpr const char* kWork = "/tmp/work";
 
+// How a child is isolated: as root (namespaces, an unprivileged uid of its own, cgroups), through an unprivileged
+// user namespace (the same namespaces and view, the invoking user's uid, mapped), or not at all.
+enum class sandbox_mode { unisolated, root, user_namespace };
+
 struct prepared {
     bool isolated = false;
+    bool userns = false;               // isolated through a user namespace of its own (mode user_namespace)
+    std::string uid_map, gid_map;      // userns: "uid uid 1\n"
     bool probe = false;                // run the guarantee checks (sandbox_probe.cpp) instead of the program
     std::vector<std::string> strings;  // owns the argv/envp texts
     std::vector<char*> argv, envp;
@@ -43,6 +49,7 @@ struct prepared {
     std::vector<std::string> file_paths, file_contents;  // the spec's files (stage paths)
     std::string hostname = "trex-sandbox";
     uid_t uid = 0;
+    gid_t gid = 0;
     rlimit cpu{}, as{}, fsize{}, nproc{}, nofile{}, core{};
     bool set_nproc = true;
     const sock_fprog* filter = nullptr;  // seccomp program (isolated)
@@ -55,11 +62,14 @@ struct prepared {
 
 // Builds what the child of `spec` needs (isolated: the root view, the seccomp program; else a temporary working
 // directory holding the files). False with *error set when the spec cannot run.
-bool prepare(const sandbox_spec& spec, int slot, bool isolated, prepared* p, std::string* error);
+bool prepare(const sandbox_spec& spec, int slot, sandbox_mode mode, prepared* p, std::string* error);
+// The mode the probe found (sandbox_guarantees() first).
+sandbox_mode probed_mode();
 // Runs a prepared child to its end (sandbox.cpp): cgroup, channel, caps, deadline, cleanup.
 sandbox_result run_prepared(const prepared& p, const sandbox_spec& spec, int slot);
-// The guarantees, measured with a probe child (sandbox_probe.cpp).
-sandbox_report measure_guarantees();
+// The guarantees, measured with a probe child (sandbox_probe.cpp): as root first, else in a user namespace. *mode:
+// the mode they were measured in.
+sandbox_report measure_guarantees(sandbox_mode* mode);
 
 // The seccomp program of the sandbox (built once per process with libseccomp); null with *error set when it
 // cannot be built.

@@ -238,6 +238,17 @@ void probe_main(const prepared& p) {
     check_privileges(d);
     check_seccomp(d);
     check_cgroup(d);
+    // our PID namespace, for the harness to look for what is left of it afterwards
+    char ns[64];
+    const long n = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    if (n > 0) {
+        ns[n] = 0;
+        line_buf b;
+        b.add("pidns ");
+        b.add(ns);
+        b.add("\n");
+        b.flush(1);
+    }
     // a child left behind: the harness checks that it died with us
     if (::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr) == 0) {
         ::pause();
@@ -281,15 +292,15 @@ int listen_loopback(int* port) {
     return s;
 }
 
-// Processes of `uid` alive on the host.
-int processes_of(uid_t uid) {
+// Processes alive on the host in the PID namespace `pidns` (as /proc/PID/ns/pid reads: "pid:[inode]").
+int processes_in(const std::string& pidns) {
     int n = 0;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/proc", ec)) {
-        struct stat st {};
         const std::string name = e.path().filename().string();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        if (::stat(e.path().c_str(), &st) == 0 && st.st_uid == uid) n++;
+        const fs::path link = fs::read_symlink(e.path() / "ns" / "pid", ec);
+        if (!ec && link.string() == pidns) n++;
     }
     return n;
 }
@@ -301,62 +312,87 @@ std::vector<std::string> hidden_paths() {
     for (const fs::path& p :
          {fs::current_path(ec), fs::path(TREX_SOURCE_DIR), fs::read_symlink("/proc/self/exe", ec)}) {
         if (p.empty()) continue;
-        // a path that the program may legitimately see (an exposed directory) is not a leak: keep the others
+        // paths the program sees by design (its root, what holds the exposed system directories) are no leak
         const std::string s = p.string();
-        if (s.rfind("/usr/lib", 0) == 0 || s.rfind("/tmp", 0) == 0) continue;
+        bool by_design = false;
+        for (const char* seen : {"/usr/lib", "/etc/alternatives", "/etc/ld.so.cache", "/tmp", "/dev", "/proc"})
+            by_design = by_design || s == seen || std::string(seen).rfind(s + "/", 0) == 0 ||
+                        s.rfind(std::string(seen) + "/", 0) == 0;
+        if (s == "/" || by_design) continue;
         out.push_back(s);
     }
     return out;
 }
 
+// One probe run in `mode`: found[i] per item of kItems, or *why when the sandbox could not be set up.
+void run_probe(sandbox_mode mode, std::vector<std::pair<bool, std::string>>* found, std::string* why) {
+    int port = 0;
+    const int ls = listen_loopback(&port);
+    sandbox_spec spec;
+    spec.argv = {"/probe"};
+    spec.limits.wall_s = 10;
+    spec.limits.memory_mb = 256;
+    spec.limits.nproc = 8;
+    spec.limits.tmpfs_mb = 4;
+    prepared p;
+    if (!prepare(spec, 63, mode, &p, why)) {
+        *why = "cannot prepare the sandbox: " + *why;
+        if (ls >= 0) ::close(ls);
+        return;
+    }
+    p.probe = true;
+    p.probe_hidden = hidden_paths();
+    p.probe_port = port;
+    const sandbox_result r = run_prepared(p, spec, 63);
+    if (ls >= 0) ::close(ls);
+    if (!r.started) {
+        *why = "sandbox setup failed: " + r.error;
+        return;
+    }
+    std::string pidns;
+    size_t b = 0;
+    while (b < r.out.size()) {
+        size_t e = r.out.find('\n', b);
+        if (e == std::string::npos) e = r.out.size();
+        const std::string line = r.out.substr(b, e - b);
+        b = e + 1;
+        const size_t s1 = line.find(' ');
+        if (s1 == std::string::npos) continue;
+        if (line.compare(0, s1, "pidns") == 0) pidns = line.substr(s1 + 1);
+        for (size_t i = 0; i < std::size(kItems); i++)
+            if (line.compare(0, s1, kItems[i].name) == 0)
+                (*found)[i] = {line.compare(s1 + 1, 1, "1") == 0, s1 + 3 <= line.size() ? line.substr(s1 + 3) : ""};
+    }
+    const int left = processes_in(pidns);
+    found->back() = {!pidns.empty() && left == 0 && r.exit_code == 0,
+                     fmt::format("{} process(es) of its PID namespace left after the probe ended", left)};
+}
+
 }  // namespace
 
-sandbox_report measure_guarantees() {
+sandbox_report measure_guarantees(sandbox_mode* mode) {
     sandbox_report rep;
     std::string why;
     std::vector<std::pair<bool, std::string>> found(std::size(kItems), {false, ""});
-    if (::geteuid() != 0) {
-        why = "not root: namespaces, a uid of its own and the root view need root";
-    } else {
-        int port = 0;
-        const int ls = listen_loopback(&port);
-        sandbox_spec spec;
-        spec.argv = {"/probe"};
-        spec.limits.wall_s = 10;
-        spec.limits.memory_mb = 256;
-        spec.limits.nproc = 8;
-        spec.limits.tmpfs_mb = 4;
-        prepared p;
-        if (!prepare(spec, 63, true, &p, &why)) {
-            why = "cannot prepare the sandbox: " + why;
-        } else {
-            p.probe = true;
-            p.probe_hidden = hidden_paths();
-            p.probe_port = port;
-            const sandbox_result r = run_prepared(p, spec, 63);
-            if (!r.started) {
-                why = "sandbox setup failed: " + r.error;
-            } else {
-                size_t b = 0;
-                while (b < r.out.size()) {
-                    size_t e = r.out.find('\n', b);
-                    if (e == std::string::npos) e = r.out.size();
-                    const std::string line = r.out.substr(b, e - b);
-                    b = e + 1;
-                    const size_t s1 = line.find(' ');
-                    if (s1 == std::string::npos || s1 + 2 >= line.size() + 1) continue;
-                    for (size_t i = 0; i < std::size(kItems); i++)
-                        if (line.compare(0, s1, kItems[i].name) == 0)
-                            found[i] = {line.compare(s1 + 1, 1, "1") == 0,
-                                        s1 + 3 <= line.size() ? line.substr(s1 + 3) : ""};
-                }
-                const int left = processes_of(p.uid);
-                found[std::size(kItems) - 1] = {left == 0 && r.exit_code == 0,
-                                                fmt::format("{} process(es) left after the probe ended", left)};
-            }
-        }
-        if (ls >= 0) ::close(ls);
+    *mode = sandbox_mode::unisolated;
+    if (::geteuid() == 0) {
+        run_probe(sandbox_mode::root, &found, &why);
+        if (why.empty()) *mode = sandbox_mode::root;
     }
+    if (*mode == sandbox_mode::unisolated) {
+        // not root, or root without the namespaces: an unprivileged user namespace, where the kernel allows one
+        std::string why_userns;
+        std::vector<std::pair<bool, std::string>> found_userns(std::size(kItems), {false, ""});
+        run_probe(sandbox_mode::user_namespace, &found_userns, &why_userns);
+        if (why_userns.empty()) {
+            *mode = sandbox_mode::user_namespace;
+            found = found_userns;
+            why.clear();
+        } else {
+            why = (why.empty() ? std::string("not root") : "as root: " + why) + "; in a user namespace: " + why_userns;
+        }
+    }
+    rep.user_namespace = *mode == sandbox_mode::user_namespace;
     rep.isolated = why.empty();
     int missing = 0;
     for (size_t i = 0; i < std::size(kItems); i++) {
@@ -367,8 +403,10 @@ sandbox_report measure_guarantees() {
         g.detail = why.empty() ? std::string(kItems[i].what) + ": " + found[i].second : why;
         if (g.name == "cgroup" && g.held) g.detail += "; " + cgroup_support().detail;
         if (g.name == "cgroup" && !g.held)
-            g.detail = fmt::format("{}; weaker limits instead: RLIMIT_AS per process, RLIMIT_NPROC per sandbox uid",
-                                   cgroup_support().available ? found[i].second : cgroup_support().detail);
+            g.detail = fmt::format(
+                "{}; weaker limits instead: memory (RLIMIT_AS) and CPU time (RLIMIT_CPU) per process, the process "
+                "count per uid (RLIMIT_NPROC)",
+                cgroup_support().available ? found[i].second : cgroup_support().detail);
         if (g.required && !g.held) {
             rep.isolated = false;
             missing++;
@@ -377,7 +415,8 @@ sandbox_report measure_guarantees() {
     }
     if (rep.isolated) {
         rep.summary =
-            fmt::format("isolated: PID/mount/network namespaces, minimal read-only root, seccomp, {}",
+            fmt::format("isolated{}: PID/mount/network namespaces, minimal read-only root, seccomp, {}",
+                        rep.user_namespace ? " in a user namespace (not root)" : "",
                         rep.items[6].held ? "cgroup limits (" + cgroup_support().version + ")" : "rlimits (no cgroup)");
     } else {
         rep.summary = why.empty() ? fmt::format("not isolated: {} required guarantee(s) missing", missing)
