@@ -211,6 +211,15 @@ run_result run_eval(const run_options& opt, backend& b) {
     TREX_CHECK(!opt.out_dir.empty(), "no output directory given (--out DIR)");
     TREX_CHECK(opt.samples >= 1, "--samples must be at least 1");
     for (int k : opt.ks) TREX_CHECK(k >= 1 && k <= opt.samples, "--k {}: must be between 1 and --samples ({})", k, opt.samples);
+    // every answer (model files too) runs in the sandbox: refuse before asking the model anything
+    if (!opt.exec.allow_unisolated && !sandbox_guarantees().isolated) {
+        std::string missing;
+        for (const auto& g : sandbox_guarantees().items)
+            if (g.required && !g.held) missing += (missing.empty() ? "" : ", ") + g.name;
+        throw_error(fmt::format("the sandbox for model-written code does not hold here ({}; missing: {}); "
+                                "`trex eval sandbox` says why, --allow-unisolated runs the answers anyway",
+                                sandbox_guarantees().summary, missing));
+    }
     const objective_judge judge = make_judge(opt.judge, opt.tol);
     const prompt_template tmpl = load_prompt(opt.prompt);
     std::unique_ptr<fewshot_pool> pool;
