@@ -460,7 +460,21 @@ TEST_F(HfCheckpoint, CorruptCheckpointsAreOneLineErrors) {
         const int64_t bad = 99;
         std::memcpy(t.data.data() + 8 * 5, &bad, 8);
     });
-    expect("tid2eid", {"layers.0.ffn.gate.tid2eid", "element 5 = 99"});
+    expect("tid2eid",
+           {"layers.0.ffn.gate.tid2eid", "element 5 = 99 (token 2, choice 1) is not an expert id in [0, 4)"});
+    variant("tid2eid_negative", [](raw_ckpt& c) {
+        auto& t = c.at("layers.0.ffn.gate.tid2eid");
+        const int64_t bad = -1;
+        std::memcpy(t.data.data() + 8 * 6, &bad, 8);
+    });
+    expect("tid2eid_negative",
+           {"layers.0.ffn.gate.tid2eid", "element 6 = -1 (token 3, choice 0) is not an expert id in [0, 4)"});
+    variant("tid2eid_int32_overflow", [](raw_ckpt& c) {
+        auto& t = c.at("layers.0.ffn.gate.tid2eid");
+        const int64_t bad = (int64_t)1 << 32;  // would wrap to expert 0 if narrowed before the check
+        std::memcpy(t.data.data() + 8 * 7, &bad, 8);
+    });
+    expect("tid2eid_int32_overflow", {"layers.0.ffn.gate.tid2eid", "element 7 = 4294967296"});
 
     // index problems
     variant("idx_missing_shard", [](raw_ckpt&) {});

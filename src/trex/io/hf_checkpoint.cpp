@@ -358,7 +358,6 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
     // decode, shard by shard (by the shard of the weight; a scale in another shard is read from there)
     std::vector<std::vector<const load_item*>> by_file(files.size());
     for (const auto& it : plan) by_file[it.w.file].push_back(&it);
-    const int E = ps.cfg.n_routed_experts;
     for (size_t k = 0; k < files.size(); k++) {
         const safetensors_file& f = files[k];
         for (const load_item* it : by_file[k]) {
@@ -368,12 +367,8 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
             rep.tensors++;
             if (it->kind == enc_kind::table) {
                 const std::vector<int64_t> v = f.to_i64(t.name);
-                int32_t* out = ps.tables.data() + ps.offset[it->spec];
-                for (size_t j = 0; j < v.size(); j++) {
-                    TREX_CHECK(v[j] >= 0 && v[j] < E, "{}: tensor '{}': element {} = {} is not an expert id in [0, {})",
-                               f.path(), t.name, j, v[j], E);
-                    out[j] = (int32_t)v[j];
-                }
+                check_table_values(ps, it->spec, v, f.path());
+                std::copy(v.begin(), v.end(), ps.tables.data() + ps.offset[it->spec]);  // in range, so fits int32
                 continue;
             }
             float* out = ps.weights.data() + ps.offset[it->spec];

@@ -110,4 +110,16 @@ void param_store::init(uint64_t seed, double std) {
     }
 }
 
+void check_table_values(const param_store& ps, int spec, std::span<const int64_t> values, const std::string& source) {
+    const tensor_spec& s = ps.specs[spec];
+    TREX_ASSERT(s.role == tensor_role::hash_table && s.shape.size() == 2 && (int64_t)values.size() == s.numel());
+    const int64_t E = ps.cfg.n_routed_experts, K = s.shape[1];
+    for (size_t j = 0; j < values.size(); j++) {
+        const int64_t v = values[j];
+        TREX_CHECK(v >= 0 && v < E,
+                   "{}: tensor '{}': element {} = {} (token {}, choice {}) is not an expert id in [0, {})", source,
+                   s.name, j, v, (int64_t)j / K, (int64_t)j % K, E);
+    }
+}
+
 }  // namespace trex
