@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/optmodel/solve.hpp"
 
@@ -25,7 +26,9 @@ struct coin_arrays {
     std::vector<double> value, collb, colub, obj, rowlb, rowub;
 };
 
-coin_arrays arrays(const model& m) {
+double coin_number(double v) { return v == inf ? COIN_DBL_MAX : v == -inf ? -COIN_DBL_MAX : v; }
+
+coin_arrays arrays(const model& m, const solver_bounds& b) {
     coin_arrays a;
     const int n = (int)m.vars.size();
     std::vector<std::vector<std::pair<int, double>>> cols(n);
@@ -39,13 +42,13 @@ coin_arrays arrays(const model& m) {
             a.value.push_back(v);
         }
         a.start.push_back((CoinBigIndex)a.index.size());
-        a.collb.push_back(m.vars[j].lb == -inf ? -COIN_DBL_MAX : m.vars[j].lb);
-        a.colub.push_back(m.vars[j].ub == inf ? COIN_DBL_MAX : m.vars[j].ub);
+        a.collb.push_back(coin_number(b.col_lo[j]));
+        a.colub.push_back(coin_number(b.col_up[j]));
         a.obj.push_back(flip * m.vars[j].obj);
     }
-    for (const auto& c : m.cons) {
-        a.rowlb.push_back(c.sense == row_sense::le ? -COIN_DBL_MAX : c.rhs);
-        a.rowub.push_back(c.sense == row_sense::ge ? COIN_DBL_MAX : c.rhs);
+    for (size_t i = 0; i < m.cons.size(); i++) {
+        a.rowlb.push_back(coin_number(b.row_lo[i]));
+        a.rowub.push_back(coin_number(b.row_up[i]));
     }
     return a;
 }
@@ -55,10 +58,10 @@ void fill_activity(const model& m, solve_result& r) {
     for (size_t i = 0; i < m.cons.size(); i++) r.activity[i] = m.activity((int)i, r.x);
 }
 
-solve_result solve_clp(const model& m, const solve_options& opt) {
+solve_result solve_clp(const model& m, const solver_bounds& b, const solve_options& opt) {
     solve_result r;
     r.solver = "clp";
-    const coin_arrays a = arrays(m);
+    const coin_arrays a = arrays(m, b);
     auto load = [&](ClpSimplex& clp) {
         clp.setLogLevel(0);
         clp.messageHandler()->setLogLevel(0);
@@ -100,10 +103,10 @@ solve_result solve_clp(const model& m, const solve_options& opt) {
     return r;
 }
 
-solve_result solve_cbc(const model& m, const solve_options& opt) {
+solve_result solve_cbc(const model& m, const solver_bounds& b, const solve_options& opt) {
     solve_result r;
     r.solver = "cbc";
-    const coin_arrays a = arrays(m);
+    const coin_arrays a = arrays(m, b);
     OsiClpSolverInterface osi;
     osi.messageHandler()->setLogLevel(0);
     osi.getModelPtr()->setLogLevel(0);
@@ -160,12 +163,16 @@ const char* solve_status_name(solve_status s) {
 solve_result solve_coin(const model& m, const solve_options& opt) {
     const double t0 = now_seconds();
     solve_result r;
+    r.solver = m.is_mip() ? "cbc" : "clp";
     try {
-        r = m.is_mip() ? solve_cbc(m, opt) : solve_clp(m, opt);
+        const solver_bounds b = solver_bounds_of(m);  // the one gate of every COIN solve (solve.hpp)
+        r = m.is_mip() ? solve_cbc(m, b, opt) : solve_clp(m, b, opt);
     } catch (const CoinError& e) {
         r.status = solve_status::error;
-        r.solver = m.is_mip() ? "cbc" : "clp";
         r.message = e.message();
+    } catch (const error& e) {
+        r.status = solve_status::error;
+        r.message = e.what();
     }
     r.seconds = now_seconds() - t0;
     return r;
