@@ -129,3 +129,99 @@ TEST(OptmodelSolve, BoundsAndRightHandSidesOf1e30AndBeyondAreInfinite) {
         }
     }
 }
+
+namespace {
+
+// min c·x  s.t.  a·x = rhs,  x >= 0 integer (3 variables)
+struct knapsack3 {
+    int64_t a[3], rhs, c[3];
+
+    model ir() const {
+        model m;
+        m.name = "knapsack3";
+        std::vector<term> row;
+        for (int j = 0; j < 3; j++)
+            row.push_back({m.add_var(std::string(1, "xyz"[j]), var_type::integer, 0, inf, (double)c[j]), (double)a[j]});
+        m.add_con("c1", row, row_sense::eq, (double)rhs);
+        return m;
+    }
+    // The optimum by enumeration of x and y (z is then determined); -1 when infeasible.
+    int64_t brute_force() const {
+        int64_t best = -1;
+        for (int64_t x = 0; a[0] * x <= rhs; x++)
+            for (int64_t y = 0; a[0] * x + a[1] * y <= rhs; y++) {
+                const int64_t rest = rhs - a[0] * x - a[1] * y;
+                if (rest % a[2] != 0) continue;
+                const int64_t v = c[0] * x + c[1] * y + c[2] * (rest / a[2]);
+                if (best < 0 || v < best) best = v;
+            }
+        return best;
+    }
+};
+
+}  // namespace
+
+TEST(OptmodelSolve, SmallMipRetriesWithGlpkWhenCbcRunsOutOfTime) {
+    // An equality knapsack with large near-parallel coefficients: Cbc needs 5-15 s (2-core machine), GLPK 0.2 s.
+    const knapsack3 k{{99756, 81876, 81877}, 55494247, {88, 61, 63}};
+    const int64_t want = k.brute_force();
+    ASSERT_EQ(want, 43087);
+    const model m = k.ir();
+    ASSERT_TRUE(is_small_mip(m));
+    solve_options so;
+    so.time_limit_s = 2;  // Cbc gets 1 s of it
+    so.glpk_retry = false;
+    const solve_result alone = solve_coin(m, so);
+    EXPECT_EQ(alone.status, solve_status::time_limit) << alone.solver << " " << alone.objective;
+    EXPECT_EQ(alone.solver, "cbc");
+    EXPECT_LT(alone.seconds, 2 * so.time_limit_s);  // a wall-clock limit (Cbc's CPU-time limit ran 2.6x over)
+
+    so.glpk_retry = true;
+    const solve_result r = solve_coin(m, so);
+    ASSERT_EQ(r.status, solve_status::optimal) << r.message;
+    EXPECT_EQ(r.solver, "glpk-intopt");
+    EXPECT_EQ(r.fallback_from, "cbc");
+    EXPECT_EQ(r.objective, (double)want);
+    EXPECT_EQ(m.activity(0, r.x), (double)k.rhs);
+    EXPECT_LT(r.seconds, 2 * so.time_limit_s);
+}
+
+TEST(OptmodelSolve, GlpkRetryIsTakenOnlyWhenItsOptimumChecksOut) {
+    // Here GLPK answers "optimal 56273" with (46, 127, 706), one unit off the row (1.4e8); the true optimum is 56275.
+    // The retry must never turn that into an optimum: the result is Cbc's time limit (or, if a GLPK version gets it
+    // right, the true optimum).
+    const knapsack3 k{{199756, 161876, 161877}, 144032191, {88, 61, 63}};
+    const int64_t want = k.brute_force();
+    ASSERT_EQ(want, 56275);
+    solve_options so;
+    so.time_limit_s = 2;
+    const model m = k.ir();
+    const solve_result g = solve_glpk(m, so);
+    const solve_result r = solve_coin(m, so);
+    if (r.status == solve_status::optimal) {
+        EXPECT_EQ(r.objective, (double)want) << r.solver;
+    } else {
+        EXPECT_EQ(r.status, solve_status::time_limit);
+        EXPECT_EQ(r.solver, "cbc");
+        EXPECT_TRUE(r.fallback_from.empty());
+        if (g.status == solve_status::optimal && g.objective != want) {
+            EXPECT_NE(r.message.find("violates the model"), std::string::npos) << r.message;
+        }
+    }
+}
+
+TEST(OptmodelSolve, SmallMeansFewIntegerVariablesAndRows) {
+    model m;
+    for (int j = 0; j < kSmallMipMaxIntegerVars; j++) m.add_var("x" + std::to_string(j), var_type::integer, 0, 1, 1);
+    for (int j = 0; j < 500; j++) m.add_var("y" + std::to_string(j), var_type::continuous, 0, 1, 1);
+    for (int i = 0; i < kSmallMipMaxRows; i++) m.add_con("r" + std::to_string(i), {{0, 1}}, row_sense::le, 1);
+    EXPECT_TRUE(is_small_mip(m));
+    m.add_con("one_more", {{0, 1}}, row_sense::le, 1);
+    EXPECT_FALSE(is_small_mip(m));
+    m.cons.pop_back();
+    m.add_var("x_extra", var_type::binary, 0, 1, 1);
+    EXPECT_FALSE(is_small_mip(m));
+    model lp;
+    lp.add_var("x", var_type::continuous, 0, 1, 1);
+    EXPECT_FALSE(is_small_mip(lp));
+}
