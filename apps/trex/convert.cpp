@@ -1,8 +1,9 @@
 // trex convert: HF release-layout checkpoints (spec §4.4, docs/checkpoints.md).
 //
-//   trex convert --from DIR --to DIR [--dtype bf16|fp8|fp4] [--shard-size MB] [--no-mtp] [--force]
+//   trex convert --from DIR --to DIR [--dtype bf16|fp8|fp4] [--shard-size MB] [--no-mtp] [--force] [--allow-nonfinite]
 //       reads a checkpoint directory (index + shards or one model.safetensors; BF16/F32/FP8/FP4, UE8M0 or F32
-//       scales) into fp32 and writes it again in the release layout (re-quantised as asked);
+//       scales; or a training checkpoint) into fp32 and writes it again in the release layout (re-quantised as
+//       asked); a NaN / inf weight or scale is an error naming the tensor unless --allow-nonfinite;
 //   trex convert --init CONFIG --to DIR --seed S [--dtype …] [--shard-size MB] [--no-mtp] [--force]
 //       writes a freshly initialised model (docs/model.md §5) in the release layout.
 //
@@ -25,11 +26,29 @@ struct convert_options {
     std::string from, init, to, dtype = "bf16";
     uint64_t seed = 0;
     double shard_mb = 5000;  // MB = 10^6 bytes, as HF's "5GB" default
-    bool no_mtp = false, force = false;
+    bool no_mtp = false, force = false, allow_nonfinite = false;
 };
 
 std::string rate(uint64_t bytes, double s) {
     return fmt::format("{:.1f} MB in {:.2f} s ({:.0f} MB/s)", bytes / 1e6, s, s > 0 ? bytes / 1e6 / s : 0.0);
+}
+
+// The non-finite weights of a store read from a training checkpoint: refused (the first one named) unless allowed,
+// then counted.
+int64_t nonfinite_weights(const param_store& ps, const std::string& source, bool allow) {
+    int64_t n = 0;
+    for (size_t i = 0; i < ps.specs.size(); i++) {
+        const tensor_spec& s = ps.specs[i];
+        if (s.role == tensor_role::hash_table) continue;
+        const float* w = ps.weights.data() + ps.offset[i];
+        if (!allow) check_finite_values(s.name, s.shape, w, source);
+        n += count_nonfinite(w, s.numel());
+    }
+    return n;
+}
+
+void print_nonfinite(int64_t n) {
+    if (n > 0) std::printf("read  accepted %lld non-finite value(s) (--allow-nonfinite)\n", (long long)n);
 }
 
 void run_convert(const convert_options& o) {
@@ -48,15 +67,21 @@ void run_convert(const convert_options& o) {
     if (ours) {
         TREX_CHECK(mtp == cfg.has_mtp(), "convert: --no-mtp is not supported with a training checkpoint as --from");
         const checkpoint_state st = load_checkpoint(o.from, ps, nullptr);
+        const int64_t bad =
+            nonfinite_weights(ps, (std::filesystem::path(o.from) / "model.safetensors").string(), o.allow_nonfinite);
         std::printf("read  %s: training checkpoint of step %lld, %lld tensors\n", o.from.c_str(), (long long)st.step,
                     (long long)ps.specs.size());
+        print_nonfinite(bad);
     } else if (!o.from.empty()) {
-        const hf_io_report r = load_hf_checkpoint(ps, o.from);
+        hf_load_options lo;
+        lo.allow_nonfinite = o.allow_nonfinite;
+        const hf_io_report r = load_hf_checkpoint(ps, o.from, lo);
         std::string enc;
         for (const auto& [k, v] : r.encodings) enc += fmt::format("{}{} {}", enc.empty() ? "" : ", ", v, k);
         std::printf("read  %s: %lld tensors in %lld shard(s), %s; %s%s\n", o.from.c_str(), (long long)r.tensors,
                     (long long)r.files, rate(r.bytes, r.seconds).c_str(), enc.c_str(),
                     r.ignored.empty() ? "" : fmt::format("; ignored {} tensor(s)", r.ignored.size()).c_str());
+        print_nonfinite(r.nonfinite);
     } else {
         ps.init(o.seed);  // docs/model.md §5: N(0, 0.006) and the mHC init
         std::printf("init  %s: seed %llu, %lld tensors\n", o.init.c_str(), (unsigned long long)o.seed,
@@ -81,6 +106,8 @@ void register_convert(CLI::App& app) {
     c->add_option("--shard-size", o->shard_mb, "maximum data per shard in MB (default 5000)");
     c->add_flag("--no-mtp", o->no_mtp, "leave out the MTP block (mtp.* tensors of the source are ignored)");
     c->add_flag("--force", o->force, "replace a non-empty output directory");
+    c->add_flag("--allow-nonfinite", o->allow_nonfinite,
+                "accept NaN / inf weights and block scales in --from (refused by default, naming the tensor)");
     c->callback([o]() { run_convert(*o); });
 }
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -23,6 +24,7 @@
 #include "trex/io/safetensors.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/params.hpp"
+#include "trex/train/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 
@@ -460,7 +462,21 @@ TEST_F(HfCheckpoint, CorruptCheckpointsAreOneLineErrors) {
         const int64_t bad = 99;
         std::memcpy(t.data.data() + 8 * 5, &bad, 8);
     });
-    expect("tid2eid", {"layers.0.ffn.gate.tid2eid", "element 5 = 99"});
+    expect("tid2eid",
+           {"layers.0.ffn.gate.tid2eid", "element 5 = 99 (token 2, choice 1) is not an expert id in [0, 4)"});
+    variant("tid2eid_negative", [](raw_ckpt& c) {
+        auto& t = c.at("layers.0.ffn.gate.tid2eid");
+        const int64_t bad = -1;
+        std::memcpy(t.data.data() + 8 * 6, &bad, 8);
+    });
+    expect("tid2eid_negative",
+           {"layers.0.ffn.gate.tid2eid", "element 6 = -1 (token 3, choice 0) is not an expert id in [0, 4)"});
+    variant("tid2eid_int32_overflow", [](raw_ckpt& c) {
+        auto& t = c.at("layers.0.ffn.gate.tid2eid");
+        const int64_t bad = (int64_t)1 << 32;  // would wrap to expert 0 if narrowed before the check
+        std::memcpy(t.data.data() + 8 * 7, &bad, 8);
+    });
+    expect("tid2eid_int32_overflow", {"layers.0.ffn.gate.tid2eid", "element 7 = 4294967296"});
 
     // index problems
     variant("idx_missing_shard", [](raw_ckpt&) {});
@@ -515,6 +531,143 @@ TEST_F(HfCheckpoint, CorruptCheckpointsAreOneLineErrors) {
     expect("nonexistent", {"nonexistent", "not a checkpoint directory"});
     fs::create_directories(path("empty"));
     expect("empty", {"empty", "no model.safetensors.index.json"});
+}
+
+// ------------------------------------------------------------------------------------------------ non-finite values
+
+namespace {
+
+void put_u16(raw_tensor& t, int64_t k, uint16_t v) { std::memcpy(t.data.data() + 2 * k, &v, 2); }
+void put_f32(raw_tensor& t, int64_t k, float v) { std::memcpy(t.data.data() + 4 * k, &v, 4); }
+
+// A UE8M0 scale tensor as F32 (the Flash-Base encoding), same values.
+raw_tensor ue8m0_as_f32(const raw_tensor& t) {
+    raw_tensor f{trex::st_dtype::f32, t.shape, std::vector<uint8_t>(t.data.size() * 4)};
+    for (size_t k = 0; k < t.data.size(); k++) put_f32(f, (int64_t)k, trex::ue8m0_to_f32(t.data[k]));
+    return f;
+}
+
+struct nonfinite_case {
+    std::string name;
+    std::function<void(raw_ckpt&)> edit;
+    std::string tensor;   // the tensor the error names
+    std::string detail;   // "element k ([i, j]) is nan"
+    std::string loaded;   // the tensor whose imported value is non-finite when allowed
+    int64_t element = 0;  // ... at this element
+};
+
+std::vector<nonfinite_case> nonfinite_cases() {
+    const float inf = std::numeric_limits<float>::infinity();
+    return {
+        {"bf16_nan", [](raw_ckpt& c) { put_u16(c.at("layers.1.ffn.gate.weight"), 37, 0x7FC0); },
+         "layers.1.ffn.gate.weight", "element 37 ([0, 37]) is nan", "layers.1.ffn.gate.weight", 37},
+        {"bf16_inf", [](raw_ckpt& c) { put_u16(c.at("embed.weight"), 197, 0x7F80); }, "embed.weight",
+         "element 197 ([3, 5]) is +inf", "embed.weight", 197},
+        {"bf16_minus_inf", [](raw_ckpt& c) { put_u16(c.at("norm.weight"), 10, 0xFF80); }, "norm.weight",
+         "element 10 ([10]) is -inf", "norm.weight", 10},
+        {"f32_nan", [](raw_ckpt& c) { put_f32(c.at("layers.2.hc_ffn_base"), 3, std::nanf("")); },
+         "layers.2.hc_ffn_base", "element 3 ([3]) is nan", "layers.2.hc_ffn_base", 3},
+        {"fp8_code_nan", [](raw_ckpt& c) { c.at("layers.0.attn.wkv.weight").data[70] = 0x7F; },
+         "layers.0.attn.wkv.weight", "element 70 ([1, 6]) is nan", "layers.0.attn.wkv.weight", 70},
+        {"fp8_scale_nan", [](raw_ckpt& c) { c.at("layers.0.attn.wq_a.scale").data[0] = 0xFF; },
+         "layers.0.attn.wq_a.scale", "element 0 ([0, 0]) is nan", "layers.0.attn.wq_a.weight", 0},
+        {"fp4_scale_nan", [](raw_ckpt& c) { c.at("layers.1.ffn.experts.2.w1.scale").data[1] = 0xFF; },
+         "layers.1.ffn.experts.2.w1.scale", "element 1 ([0, 1]) is nan", "layers.1.ffn.experts.2.w1.weight", 32},
+        {"f32_scale_inf",
+         [inf](raw_ckpt& c) {
+             raw_tensor f = ue8m0_as_f32(c.at("layers.0.attn.wo_b.scale"));
+             put_f32(f, 0, inf);
+             c.at("layers.0.attn.wo_b.scale") = f;
+         },
+         "layers.0.attn.wo_b.scale", "element 0 ([0, 0]) is +inf", "layers.0.attn.wo_b.weight", 0},
+        // finite codes and a finite F32 scale whose product overflows: 448 * 1e38
+        {"fp8_overflow",
+         [](raw_ckpt& c) {
+             raw_tensor f = ue8m0_as_f32(c.at("layers.0.attn.wq_b.scale"));
+             put_f32(f, 0, 1e38f);
+             c.at("layers.0.attn.wq_b.scale") = f;
+             c.at("layers.0.attn.wq_b.weight").data[0] = 0x7E;
+         },
+         "layers.0.attn.wq_b.weight", "element 0 ([0, 0]) is +inf", "layers.0.attn.wq_b.weight", 0},
+    };
+}
+
+}  // namespace
+
+TEST_F(HfCheckpoint, NonFiniteWeightsAndScalesAreRefusedUnlessAllowed) {
+    // NaN / inf in BF16, F32 and FP8 weights, in UE8M0 (0xFF is NaN by definition) and F32 block scales, and finite
+    // codes whose dequantised value overflows: each is a one-line error naming the tensor and the first bad element;
+    // allow_nonfinite lets them through (and counts them).
+    exported("base", trex::hf_dtype::fp4);
+    const raw_ckpt good = load_raw(path("base"));
+    const std::string cfg_text = read_file(path("base/config.json"));
+    const trex::model_config cfg = trex::load_hf_config(path("base"));
+    for (const nonfinite_case& c : nonfinite_cases()) {
+        fs::create_directories(path(c.name));
+        std::ofstream(path(c.name + "/config.json")) << cfg_text;
+        raw_ckpt r = good;
+        c.edit(r);
+        save_raw(path(c.name), r, true, (good.size() + 3) / 4);
+        trex::param_store ps(cfg, true, false);
+        std::string msg;
+        try {
+            trex::load_hf_checkpoint(ps, path(c.name));
+        } catch (const trex::error& e) {
+            msg = e.what();
+        }
+        ASSERT_FALSE(msg.empty()) << c.name << ": loaded without an error";
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+        EXPECT_NE(msg.find("tensor '" + c.tensor + "': " + c.detail), std::string::npos) << c.name << ": " << msg;
+        EXPECT_NE(msg.find(".safetensors"), std::string::npos) << msg;
+
+        trex::param_store loose(cfg, true, false);
+        trex::hf_load_options lo;
+        lo.allow_nonfinite = true;
+        const auto rep = trex::load_hf_checkpoint(loose, path(c.name), lo);
+        EXPECT_FALSE(std::isfinite(loose.w(c.loaded)[c.element])) << c.name;
+        EXPECT_GE(rep.nonfinite, 1) << c.name;
+    }
+    // the untouched checkpoint: no non-finite values counted
+    trex::param_store ps(cfg, true, false);
+    trex::hf_load_options lo;
+    lo.allow_nonfinite = true;
+    EXPECT_EQ(trex::load_hf_checkpoint(ps, path("base"), lo).nonfinite, 0);
+}
+
+TEST_F(HfCheckpoint, ConvertRefusesNonFiniteUnlessAllowed) {
+    const std::string trex = trex::test::trex_binary();
+    exported("base", trex::hf_dtype::bf16);
+    raw_ckpt r = load_raw(path("base"));
+    put_u16(r.at("layers.3.attn.wo_a.weight"), 2, 0x7FC1);
+    save_raw(path("base"), r, true);
+    auto e = trex::test::run_command(trex + " convert --from " + path("base") + " --to " + path("out"));
+    EXPECT_EQ(e.exit_code, 1) << e.out;
+    EXPECT_NE(e.out.find("tensor 'layers.3.attn.wo_a.weight': element 2 ([0, 2]) is nan"), std::string::npos)
+        << e.out;
+    EXPECT_EQ(std::count(e.out.begin(), e.out.end(), '\n'), 1) << e.out;
+    EXPECT_FALSE(fs::exists(path("out")));
+    auto ok = trex::test::run_command(trex + " convert --from " + path("base") + " --to " + path("out") +
+                                      " --allow-nonfinite");
+    ASSERT_EQ(ok.exit_code, 0) << ok.out;
+    EXPECT_NE(ok.out.find("1 non-finite value"), std::string::npos) << ok.out;
+    trex::param_store back(micro(), true, false);
+    trex::hf_load_options lo;
+    lo.allow_nonfinite = true;
+    trex::load_hf_checkpoint(back, path("out"), lo);
+    EXPECT_TRUE(std::isnan(back.w("layers.3.attn.wo_a.weight")[2]));
+    // a training checkpoint as --from: the same rule
+    trex::param_store ps(micro());
+    ps.init(1);
+    ps.w("layers.1.attn.attn_sink")[1] = -std::numeric_limits<float>::infinity();
+    const std::string ckpt = trex::save_checkpoint(path("run"), ps, nullptr, trex::checkpoint_state{}, 1);
+    auto e2 = trex::test::run_command(trex + " convert --from " + ckpt + " --to " + path("out2"));
+    EXPECT_EQ(e2.exit_code, 1) << e2.out;
+    EXPECT_NE(e2.out.find("tensor 'layers.1.attn.attn_sink': element 1 ([1]) is -inf"), std::string::npos) << e2.out;
+    EXPECT_FALSE(fs::exists(path("out2")));
+    auto ok2 = trex::test::run_command(trex + " convert --from " + ckpt + " --to " + path("out2") +
+                                       " --allow-nonfinite");
+    EXPECT_EQ(ok2.exit_code, 0) << ok2.out;
+    EXPECT_NE(ok2.out.find("1 non-finite value"), std::string::npos) << ok2.out;
 }
 
 // ------------------------------------------------------------------------------------------------ atomic export

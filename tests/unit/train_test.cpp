@@ -15,6 +15,7 @@
 #include "trex/data/shards.hpp"
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
+#include "trex/io/safetensors.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/train/checkpoint.hpp"
@@ -68,6 +69,32 @@ std::vector<nlohmann::json> read_metrics(const std::string& dir) {
     while (std::getline(in, line))
         if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
     return rows;
+}
+
+// Sets elements [k0, k0 + n) of the I32 table `name` in a checkpoint's model.safetensors to `value` and re-signs the
+// manifest, as a checkpoint written from a bad table would be (the checksums are the writer's, so verification passes).
+void poke_table(const std::string& ckpt, const std::string& name, int64_t k0, int64_t n, int32_t value) {
+    const std::string path = ckpt + "/model.safetensors";
+    uint64_t data_start = 0, begin = 0;
+    {
+        trex::safetensors_file f(path);
+        ASSERT_EQ(f.tensor(name).dtype, trex::st_dtype::i32);
+        ASSERT_LE(k0 + n, f.tensor(name).numel());
+        begin = f.tensor(name).begin;
+        std::ifstream in(path, std::ios::binary);
+        uint64_t header = 0;
+        in.read(reinterpret_cast<char*>(&header), 8);
+        data_start = 8 + header;
+    }
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp((std::streamoff)(data_start + begin + 4 * (uint64_t)k0));
+        for (int64_t k = 0; k < n; k++) f.write(reinterpret_cast<const char*>(&value), 4);
+    }
+    auto man = nlohmann::json::parse(trex::read_file(ckpt + "/manifest.json"));
+    man["files"]["model.safetensors"]["xxh64"] = trex::file_xxh64(path);
+    std::ofstream(ckpt + "/manifest.json") << man.dump(1);
+    ASSERT_EQ(trex::verify_checkpoint(ckpt), "");
 }
 
 }  // namespace
@@ -190,6 +217,53 @@ TEST(Checkpoint, RoundTripVerifyAndSkipCorrupt) {
     skipped.clear();
     EXPECT_EQ(trex::find_latest_checkpoint(run, &skipped), "");
     EXPECT_EQ(skipped.size(), 3u);
+}
+
+TEST(Checkpoint, OutOfRangeTid2eidIsRefusedAtLoadAndResume) {
+    // A tid2eid entry outside [0, n_routed_experts) used to be copied into the table and then indexed the expert
+    // arrays in the MoE layer (a segfault on resume, or a silent run that copied the bad table into its checkpoints).
+    const std::string out = tmp_dir("bad_tid2eid");
+    trex::run_training(micro_config(out, 2));
+    const std::string ckpt = out + "/checkpoints/step-00000002";
+    const std::string table = "layers.0.ffn.gate.tid2eid";
+    const auto mcfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    ASSERT_EQ(mcfg.n_routed_experts, 4);
+    ASSERT_EQ(mcfg.num_experts_per_tok, 2);
+    const std::string resume =
+        trex::test::trex_binary() + " train --set 'model.config=\"" + trex::test::source_path("configs/v4-micro.json") +
+        "\"' --set data.batch=4 --set data.seq=64 --set log.report=false --steps 4 --out " + out + " --resume " + ckpt;
+    struct corruption {
+        int64_t first, count;
+        int32_t value;
+    };
+    // one entry (token 7, second choice) just past the range, far past it, negative; then the whole table far out
+    // (which crashed the old code: every token's experts are read at ~4 GB past the arrays)
+    const int64_t entries = (int64_t)mcfg.vocab_size * mcfg.num_experts_per_tok;
+    const std::string saved = tmp_dir("bad_tid2eid_saved");
+    for (const char* f : {"model.safetensors", "manifest.json"}) fs::copy_file(ckpt + "/" + f, saved + "/" + f);
+    for (const corruption c :
+         {corruption{15, 1, 4}, corruption{15, 1, 99}, corruption{15, 1, -1}, corruption{0, entries, 1000000000}}) {
+        poke_table(ckpt, table, c.first, c.count, c.value);
+        const std::string want = fmt::format("element {} = {} (token {}, choice {}) is not an expert id in [0, 4)",
+                                             c.first, c.value, c.first / 2, c.first % 2);
+        trex::param_store p(mcfg);
+        const std::string msg = expect_error([&] { trex::load_checkpoint(ckpt, p, nullptr); });
+        EXPECT_NE(msg.find(table), std::string::npos) << msg;
+        EXPECT_NE(msg.find(want), std::string::npos) << msg;
+        EXPECT_NE(msg.find(ckpt), std::string::npos) << msg;
+        // the CLI: exit status 1 with the one-line error (not a signal), and no new checkpoint
+        const auto r = trex::test::run_command(resume);
+        EXPECT_EQ(r.exit_code, 1) << r.out;
+        EXPECT_NE(r.out.find(want), std::string::npos) << r.out;
+        EXPECT_FALSE(fs::exists(out + "/checkpoints/step-00000004"));
+        fs::remove_all(out + "/checkpoints/step-00000004");
+        for (const char* f : {"model.safetensors", "manifest.json"})
+            fs::copy_file(saved + "/" + f, ckpt + "/" + f, fs::copy_options::overwrite_existing);
+    }
+    // the original table: the checkpoint resumes
+    const auto r = trex::test::run_command(resume);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(fs::exists(out + "/checkpoints/step-00000004"));
 }
 
 TEST(Train, LossFallsOnTheSyntheticTask) {

@@ -181,6 +181,17 @@ scale_view view_scale(const std::vector<safetensors_file>& files, const located&
     return v;
 }
 
+// A NaN or infinite scale is named as itself (its weight's block would otherwise be reported as NaN).
+void check_finite_scale(const std::vector<safetensors_file>& files, const located& s, const scale_view& v) {
+    if (!v.e8m0) {
+        check_finite_values(s.t->name, s.t->shape, v.f32.data(), files[s.file].path());
+        return;
+    }
+    std::vector<float> decoded((size_t)s.t->numel());
+    for (size_t k = 0; k < decoded.size(); k++) decoded[k] = ue8m0_to_f32(v.e8m0[k]);
+    check_finite_values(s.t->name, s.t->shape, decoded.data(), files[s.file].path());
+}
+
 }  // namespace
 
 model_config load_hf_config(const std::string& dir) {
@@ -190,7 +201,7 @@ model_config load_hf_config(const std::string& dir) {
     return load_config(p.string());
 }
 
-hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
+hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const hf_load_options& opts) {
     const auto t0 = std::chrono::steady_clock::now();
     hf_io_report rep;
     const layout L = read_layout(dir);
@@ -358,7 +369,6 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
     // decode, shard by shard (by the shard of the weight; a scale in another shard is read from there)
     std::vector<std::vector<const load_item*>> by_file(files.size());
     for (const auto& it : plan) by_file[it.w.file].push_back(&it);
-    const int E = ps.cfg.n_routed_experts;
     for (size_t k = 0; k < files.size(); k++) {
         const safetensors_file& f = files[k];
         for (const load_item* it : by_file[k]) {
@@ -368,27 +378,28 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir) {
             rep.tensors++;
             if (it->kind == enc_kind::table) {
                 const std::vector<int64_t> v = f.to_i64(t.name);
-                int32_t* out = ps.tables.data() + ps.offset[it->spec];
-                for (size_t j = 0; j < v.size(); j++) {
-                    TREX_CHECK(v[j] >= 0 && v[j] < E, "{}: tensor '{}': element {} = {} is not an expert id in [0, {})",
-                               f.path(), t.name, j, v[j], E);
-                    out[j] = (int32_t)v[j];
-                }
+                check_table_values(ps, it->spec, v, f.path());
+                std::copy(v.begin(), v.end(), ps.tables.data() + ps.offset[it->spec]);  // in range, so fits int32
                 continue;
             }
             float* out = ps.weights.data() + ps.offset[it->spec];
             if (it->kind == enc_kind::plain) {
                 decode_plain(f, t, out);
-                continue;
+            } else {
+                const scale_view sv = view_scale(files, it->scale);
+                if (!opts.allow_nonfinite) check_finite_scale(files, it->scale, sv);
+                rep.bytes += it->scale.t->nbytes();
+                rep.tensors++;
+                const auto codes = f.bytes(t.name);
+                if (it->kind == enc_kind::fp8)
+                    dequantize_fp8_block(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
+                else
+                    dequantize_fp4_1x32(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
             }
-            const scale_view sv = view_scale(files, it->scale);
-            rep.bytes += it->scale.t->nbytes();
-            rep.tensors++;
-            const auto codes = f.bytes(t.name);
-            if (it->kind == enc_kind::fp8)
-                dequantize_fp8_block(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
+            if (opts.allow_nonfinite)
+                rep.nonfinite += count_nonfinite(out, s.numel());
             else
-                dequantize_fp4_1x32(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
+                check_finite_values(s.name, s.shape, out, f.path());
         }
         f.drop_pages();
     }

@@ -9,6 +9,10 @@
 //     tensors the release stores as FP8 (and for routed experts);
 //   * I8 packed FP4 E2M1 [out, in/2] + a 1×32 scale [out, ceil(in/32)], F8_E8M0 or F32, for routed experts;
 //   * I64 (or I32) tid2eid with values in [0, n_routed_experts).
+// Non-finite values are refused unless hf_load_options::allow_nonfinite: a NaN or infinite block scale (UE8M0 0xFF
+// is NaN) is an error naming the scale tensor, a weight that decodes to NaN / ±inf (a NaN or inf BF16/F16/F32 value,
+// an FP8 NaN code, or finite codes times a scale that overflow) one naming the weight, both with the first bad
+// element.
 // Every inventory tensor must be present exactly once with its shape; a tensor the model does not have is an error,
 // except the MTP embedding/head duplicates (`mtp.*emb*`, `mtp.*head*`) and, for a store built without MTP, all of
 // `mtp.*` (reported as ignored). All headers are validated before any weight is written. Errors are one line
@@ -42,6 +46,10 @@ struct hf_save_options {
     bool overwrite = false;                 // replace an existing non-empty destination
 };
 
+struct hf_load_options {
+    bool allow_nonfinite = false;  // accept NaN / inf weights and scales (counted in hf_io_report::nonfinite)
+};
+
 struct hf_io_report {
     int64_t tensors = 0;  // safetensors entries read/written (scales included)
     int64_t files = 0;    // shards
@@ -49,6 +57,7 @@ struct hf_io_report {
     double seconds = 0;
     std::vector<std::string> ignored;          // tensors skipped on import
     std::map<std::string, int64_t> encodings;  // "BF16", "F32", "F8_E4M3+F8_E8M0", "I8(FP4)+F8_E8M0", ... → count
+    int64_t nonfinite = 0;                     // imported weights that are NaN or ±inf (with allow_nonfinite)
 };
 
 // The config of a checkpoint directory (its config.json).
@@ -56,7 +65,7 @@ model_config load_hf_config(const std::string& dir);
 
 // Reads `dir` into `ps` (weights, gate biases and tid2eid tables). When `dir` has a config.json its tensor
 // inventory must match the store's (same names and shapes). On error the store's contents are unspecified.
-hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir);
+hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const hf_load_options& opts = {});
 
 // Writes `ps` to `dir` (config.json, index, shards), atomically.
 hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, const hf_save_options& opts = {});

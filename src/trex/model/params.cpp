@@ -1,6 +1,7 @@
 #include "trex/model/params.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -108,6 +109,57 @@ void param_store::init(uint64_t seed, double std) {
             for (int64_t k = 0; k < n; k++) p[k] = fill;
         }
     }
+}
+
+void check_table_values(const param_store& ps, int spec, std::span<const int64_t> values, const std::string& source) {
+    const tensor_spec& s = ps.specs[spec];
+    TREX_ASSERT(s.role == tensor_role::hash_table && s.shape.size() == 2 && (int64_t)values.size() == s.numel());
+    const int64_t E = ps.cfg.n_routed_experts, K = s.shape[1];
+    for (size_t j = 0; j < values.size(); j++) {
+        const int64_t v = values[j];
+        TREX_CHECK(v >= 0 && v < E,
+                   "{}: tensor '{}': element {} = {} (token {}, choice {}) is not an expert id in [0, {})", source,
+                   s.name, j, v, (int64_t)j / K, (int64_t)j % K, E);
+    }
+}
+
+namespace {
+
+// "[i, j]" of element k of a row-major tensor of this shape.
+std::string position_of(const std::vector<int64_t>& shape, int64_t k) {
+    std::vector<int64_t> idx(shape.size());
+    for (size_t d = shape.size(); d-- > 0;) {
+        idx[d] = shape[d] > 0 ? k % shape[d] : 0;
+        k = shape[d] > 0 ? k / shape[d] : 0;
+    }
+    std::string out = "[";
+    for (size_t d = 0; d < idx.size(); d++) out += (d ? ", " : "") + std::to_string(idx[d]);
+    return out + "]";
+}
+
+int64_t numel_of(const std::vector<int64_t>& shape) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+}  // namespace
+
+void check_finite_values(const std::string& name, const std::vector<int64_t>& shape, const float* values,
+                         const std::string& source) {
+    const int64_t n = numel_of(shape);
+    if (count_nonfinite(values, n) == 0) return;
+    int64_t k = 0;
+    while (std::isfinite(values[k])) k++;
+    const char* what = std::isnan(values[k]) ? "nan" : values[k] > 0 ? "+inf" : "-inf";
+    throw_error(fmt::format("{}: tensor '{}': element {} ({}) is {}", source, name, k, position_of(shape, k), what));
+}
+
+int64_t count_nonfinite(const float* values, int64_t n) {
+    int64_t bad = 0;
+#pragma omp simd reduction(+ : bad)
+    for (int64_t k = 0; k < n; k++) bad += std::isfinite(values[k]) ? 0 : 1;
+    return bad;
 }
 
 }  // namespace trex

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,5 +51,18 @@ struct param_store {
    private:
     std::unordered_map<std::string, int> by_name_;
 };
+
+// Checks on values read from files, shared by every loader (docs/checkpoints.md §3): a trex::error
+// "<source>: tensor '<name>': element <j> ..." for the first bad value, with its position and the valid range.
+//
+// The integer table specs[spec] (tid2eid [vocab, experts_per_tok]): every value an expert id in
+// [0, n_routed_experts), e.g. "...: element 15 = 99 (token 7, choice 1) is not an expert id in [0, 4)".
+void check_table_values(const param_store& ps, int spec, std::span<const int64_t> values, const std::string& source);
+// A float tensor (a weight, or a block scale) of this shape: every value finite, e.g.
+// "...: tensor 'embed.weight': element 197 ([3, 5]) is +inf".
+void check_finite_values(const std::string& name, const std::vector<int64_t>& shape, const float* values,
+                         const std::string& source);
+// How many of values[0, n) are NaN or infinite.
+int64_t count_nonfinite(const float* values, int64_t n);
 
 }  // namespace trex

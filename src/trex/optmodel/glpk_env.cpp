@@ -128,7 +128,22 @@ model from_glp(glp_prob* p, const std::string& name) {
     return m;
 }
 
-void to_glp(const model& m, glp_prob* p) {
+namespace {
+
+// GLPK's bound type of [lo, up] (±inf where unbounded).
+int glp_bound_type(double lo, double up) {
+    if (lo == -inf && up == inf) return GLP_FR;
+    if (up == inf) return GLP_LO;
+    if (lo == -inf) return GLP_UP;
+    if (lo == up) return GLP_FX;
+    return GLP_DB;
+}
+
+double finite_or_zero(double v) { return std::isfinite(v) ? v : 0.0; }
+
+}  // namespace
+
+void to_glp(const model& m, const solver_bounds& b, glp_prob* p) {
     glp_set_obj_dir(p, m.sense == obj_sense::maximize ? GLP_MAX : GLP_MIN);
     glp_set_obj_coef(p, 0, m.obj_constant);
     const int n = (int)m.vars.size(), k = (int)m.cons.size();
@@ -136,13 +151,8 @@ void to_glp(const model& m, glp_prob* p) {
     if (k > 0) glp_add_rows(p, k);
     for (int j = 0; j < n; j++) {
         const variable& v = m.vars[j];
-        int type;
-        if (v.lb == -inf && v.ub == inf) type = GLP_FR;
-        else if (v.ub == inf) type = GLP_LO;
-        else if (v.lb == -inf) type = GLP_UP;
-        else if (v.lb == v.ub) type = GLP_FX;
-        else type = GLP_DB;
-        glp_set_col_bnds(p, j + 1, type, v.lb == -inf ? 0.0 : v.lb, v.ub == inf ? 0.0 : v.ub);
+        glp_set_col_bnds(p, j + 1, glp_bound_type(b.col_lo[j], b.col_up[j]), finite_or_zero(b.col_lo[j]),
+                         finite_or_zero(b.col_up[j]));
         glp_set_obj_coef(p, j + 1, v.obj);
         if (v.type != var_type::continuous) glp_set_col_kind(p, j + 1, GLP_IV);
     }
@@ -150,8 +160,8 @@ void to_glp(const model& m, glp_prob* p) {
     std::vector<double> val;
     for (int i = 0; i < k; i++) {
         const constraint& c = m.cons[i];
-        const int type = c.sense == row_sense::le ? GLP_UP : c.sense == row_sense::ge ? GLP_LO : GLP_FX;
-        glp_set_row_bnds(p, i + 1, type, c.rhs, c.rhs);
+        glp_set_row_bnds(p, i + 1, glp_bound_type(b.row_lo[i], b.row_up[i]), finite_or_zero(b.row_lo[i]),
+                         finite_or_zero(b.row_up[i]));
         ind.assign(1, 0);
         val.assign(1, 0.0);
         for (const term& t : c.terms) {

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "trex/optmodel/model.hpp"
+#include "trex/optmodel/solve.hpp"
 
 namespace trex::optmodel::detail {
 
@@ -34,9 +35,10 @@ bool glpk_run(F&& f) {
     return glpk_guarded([](void* c) { (*static_cast<std::remove_reference_t<F>*>(c))(); }, &f);
 }
 
-// Copies a glp_prob into the IR (names kept; unnamed rows/columns get r<i>/c<j>) and the IR into a glp_prob.
+// Copies a glp_prob into the IR (names kept; unnamed rows/columns get r<i>/c<j>) and the IR into a glp_prob, with
+// the column and row bounds of solver_bounds_of(m) (solve.hpp: ±inf where unbounded, so a row can be free).
 model from_glp(glp_prob* p, const std::string& name);
-void to_glp(const model& m, glp_prob* p);
+void to_glp(const model& m, const solver_bounds& b, glp_prob* p);
 
 }  // namespace trex::optmodel::detail
 

@@ -8,9 +8,12 @@
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
+#include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/optmodel/solve.hpp"
 
@@ -25,7 +28,9 @@ struct coin_arrays {
     std::vector<double> value, collb, colub, obj, rowlb, rowub;
 };
 
-coin_arrays arrays(const model& m) {
+double coin_number(double v) { return v == inf ? COIN_DBL_MAX : v == -inf ? -COIN_DBL_MAX : v; }
+
+coin_arrays arrays(const model& m, const solver_bounds& b) {
     coin_arrays a;
     const int n = (int)m.vars.size();
     std::vector<std::vector<std::pair<int, double>>> cols(n);
@@ -39,13 +44,13 @@ coin_arrays arrays(const model& m) {
             a.value.push_back(v);
         }
         a.start.push_back((CoinBigIndex)a.index.size());
-        a.collb.push_back(m.vars[j].lb == -inf ? -COIN_DBL_MAX : m.vars[j].lb);
-        a.colub.push_back(m.vars[j].ub == inf ? COIN_DBL_MAX : m.vars[j].ub);
+        a.collb.push_back(coin_number(b.col_lo[j]));
+        a.colub.push_back(coin_number(b.col_up[j]));
         a.obj.push_back(flip * m.vars[j].obj);
     }
-    for (const auto& c : m.cons) {
-        a.rowlb.push_back(c.sense == row_sense::le ? -COIN_DBL_MAX : c.rhs);
-        a.rowub.push_back(c.sense == row_sense::ge ? COIN_DBL_MAX : c.rhs);
+    for (size_t i = 0; i < m.cons.size(); i++) {
+        a.rowlb.push_back(coin_number(b.row_lo[i]));
+        a.rowub.push_back(coin_number(b.row_up[i]));
     }
     return a;
 }
@@ -55,10 +60,10 @@ void fill_activity(const model& m, solve_result& r) {
     for (size_t i = 0; i < m.cons.size(); i++) r.activity[i] = m.activity((int)i, r.x);
 }
 
-solve_result solve_clp(const model& m, const solve_options& opt) {
+solve_result solve_clp(const model& m, const solver_bounds& b, const solve_options& opt) {
     solve_result r;
     r.solver = "clp";
-    const coin_arrays a = arrays(m);
+    const coin_arrays a = arrays(m, b);
     auto load = [&](ClpSimplex& clp) {
         clp.setLogLevel(0);
         clp.messageHandler()->setLogLevel(0);
@@ -100,10 +105,12 @@ solve_result solve_clp(const model& m, const solve_options& opt) {
     return r;
 }
 
-solve_result solve_cbc(const model& m, const solve_options& opt) {
+// Cbc for `seconds` of wall-clock time. *incumbent: the objective of the best solution found when Cbc stops at its
+// limit with one, else NaN.
+solve_result solve_cbc(const model& m, const solver_bounds& b, double seconds, double* incumbent) {
     solve_result r;
     r.solver = "cbc";
-    const coin_arrays a = arrays(m);
+    const coin_arrays a = arrays(m, b);
     OsiClpSolverInterface osi;
     osi.messageHandler()->setLogLevel(0);
     osi.getModelPtr()->setLogLevel(0);
@@ -119,10 +126,11 @@ solve_result solve_cbc(const model& m, const solve_options& opt) {
     data.noPrinting_ = true;
     CbcMain0(cbc, data);
     cbc.setLogLevel(0);
-    const std::string sec = std::to_string(std::max(0.01, opt.time_limit_s));
-    const char* argv[] = {"trex", "-log", "0", "-sec", sec.c_str(), "-solve", "-quit"};
-    CbcMain1(7, argv, cbc, [](CbcModel*, int) { return 0; }, data);
+    const std::string sec = std::to_string(std::max(0.01, seconds));
+    const char* argv[] = {"trex", "-log", "0", "-timeMode", "elapsed", "-sec", sec.c_str(), "-solve", "-quit"};
+    CbcMain1(9, argv, cbc, [](CbcModel*, int) { return 0; }, data);
     const double* best = cbc.bestSolution();
+    *incumbent = std::nan("");
     if (cbc.isProvenOptimal() && best) {
         r.status = solve_status::optimal;
         r.x.assign(best, best + m.vars.size());
@@ -137,6 +145,7 @@ solve_result solve_cbc(const model& m, const solve_options& opt) {
         r.status = solve_status::infeasible;
     } else if (cbc.isSecondsLimitReached() || cbc.status() == 1) {
         r.status = solve_status::time_limit;
+        if (best) *incumbent = m.objective_at(std::vector<double>(best, best + m.vars.size()));
     } else {
         r.status = solve_status::error;
         r.message = "cbc status " + std::to_string(cbc.status()) + "/" + std::to_string(cbc.secondaryStatus());
@@ -144,7 +153,61 @@ solve_result solve_cbc(const model& m, const solve_options& opt) {
     return r;
 }
 
+// Whether x meets every bound and row of m within 1e-6 + 1e-9·(the row's Σ|a_ij x_j|) (the bound's |x_j|).
+bool solution_checks_out(const model& m, const std::vector<double>& x) {
+    if (x.size() != m.vars.size()) return false;
+    for (size_t j = 0; j < m.vars.size(); j++) {
+        const double tol = 1e-6 + 1e-9 * std::fabs(x[j]);
+        if (!(x[j] >= m.vars[j].lb - tol && x[j] <= m.vars[j].ub + tol)) return false;
+    }
+    for (const constraint& c : m.cons) {
+        double activity = 0, scale = 0;
+        for (const term& t : c.terms) {
+            activity += t.coef * x[t.var];
+            scale += std::fabs(t.coef * x[t.var]);
+        }
+        const double tol = 1e-6 + 1e-9 * scale;
+        if (c.sense != row_sense::ge && !(activity <= c.rhs + tol)) return false;
+        if (c.sense != row_sense::le && !(activity >= c.rhs - tol)) return false;
+    }
+    return true;
+}
+
+// Whether objective a is at least as good as b in m's sense (within 1e-9 relative).
+bool no_worse(const model& m, double a, double b) {
+    const double tol = 1e-9 * std::max(1.0, std::fabs(b));
+    return m.sense == obj_sense::minimize ? a <= b + tol : a >= b - tol;
+}
+
+// After Cbc stopped at its share of the limit on a small MILP: GLPK for `seconds`, its result taken when it is an
+// optimum that checks out and is no worse than Cbc's incumbent (NaN: none); otherwise Cbc's, saying what GLPK did.
+solve_result retry_with_glpk(const model& m, solve_result cbc, double incumbent, double seconds) {
+    solve_options go;
+    go.time_limit_s = seconds;
+    solve_result g = solve_glpk(m, go);
+    std::string refused;
+    if (g.status != solve_status::optimal)
+        refused = fmt::format("GLPK retry ended '{}' after {:.2f} s", solve_status_name(g.status), g.seconds);
+    else if (!solution_checks_out(m, g.x))
+        refused = fmt::format("GLPK retry's optimum {} violates the model; not taken", g.objective);
+    else if (!std::isnan(incumbent) && !no_worse(m, g.objective, incumbent))
+        refused = fmt::format("GLPK retry's optimum {} is worse than Cbc's solution {}; not taken", g.objective,
+                              incumbent);
+    if (refused.empty()) {
+        g.fallback_from = "cbc";
+        return g;
+    }
+    cbc.message = refused;
+    return cbc;
+}
+
 }  // namespace
+
+bool is_small_mip(const model& m) {
+    int integers = 0;
+    for (const variable& v : m.vars) integers += v.type != var_type::continuous;
+    return integers > 0 && integers <= kSmallMipMaxIntegerVars && (int)m.cons.size() <= kSmallMipMaxRows;
+}
 
 const char* solve_status_name(solve_status s) {
     switch (s) {
@@ -160,12 +223,23 @@ const char* solve_status_name(solve_status s) {
 solve_result solve_coin(const model& m, const solve_options& opt) {
     const double t0 = now_seconds();
     solve_result r;
+    r.solver = m.is_mip() ? "cbc" : "clp";
+    const bool retry = opt.glpk_retry && is_small_mip(m);
+    double incumbent = std::nan("");
     try {
-        r = m.is_mip() ? solve_cbc(m, opt) : solve_clp(m, opt);
+        const solver_bounds b = solver_bounds_of(m);  // the one gate of every COIN solve (solve.hpp)
+        const double cbc_seconds = retry ? kSmallMipCbcShare * opt.time_limit_s : opt.time_limit_s;
+        r = m.is_mip() ? solve_cbc(m, b, cbc_seconds, &incumbent) : solve_clp(m, b, opt);
     } catch (const CoinError& e) {
         r.status = solve_status::error;
-        r.solver = m.is_mip() ? "cbc" : "clp";
         r.message = e.message();
+    } catch (const error& e) {
+        r.status = solve_status::error;
+        r.message = e.what();
+    }
+    if (retry && r.status == solve_status::time_limit) {
+        const double left = opt.time_limit_s - (now_seconds() - t0);
+        r = retry_with_glpk(m, r, incumbent, std::max(left, 0.1 * opt.time_limit_s));
     }
     r.seconds = now_seconds() - t0;
     return r;

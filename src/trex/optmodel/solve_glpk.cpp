@@ -1,6 +1,7 @@
 // GLPK on the IR: glp_simplex (LP) and glp_intopt (MILP), presolve on, time limit, output captured.
 #include <cmath>
 
+#include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/optmodel/glpk_env.hpp"
 #include "trex/optmodel/solve.hpp"
@@ -34,6 +35,15 @@ solve_result solve_glpk(const model& m, const solve_options& opt) {
     solve_result r;
     const bool mip = m.is_mip();
     r.solver = mip ? "glpk-intopt" : "glpk-simplex";
+    solver_bounds b;
+    try {
+        b = solver_bounds_of(m);  // the same numbers COIN gets (solve.hpp)
+    } catch (const error& e) {
+        r.status = solve_status::error;
+        r.message = e.what();
+        r.seconds = now_seconds() - t0;
+        return r;
+    }
     detail::glpk_quiet q;
     const int tm_lim = (int)std::min(2e9, std::max(1.0, opt.time_limit_s * 1000.0));
     glp_prob* p = nullptr;
@@ -41,7 +51,7 @@ solve_result solve_glpk(const model& m, const solve_options& opt) {
     solve_status st = solve_status::error;
     fatal = !detail::glpk_run([&] {
             p = glp_create_prob();
-            detail::to_glp(m, p);
+            detail::to_glp(m, b, p);
             if (!mip) {
                 glp_smcp sm;
                 glp_init_smcp(&sm);

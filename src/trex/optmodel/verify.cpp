@@ -48,6 +48,7 @@ verification verify(const model& m, const verify_options& opt) {
     verification v;
     solve_options so;
     so.time_limit_s = opt.time_limit_s;
+    so.glpk_retry = false;  // the cross-check needs COIN's own answer
     v.coin = solve_coin(m, so);
     v.glpk = solve_glpk(m, so);
     const solve_status a = v.coin.status, b = v.glpk.status;

@@ -148,8 +148,9 @@ checkpoint_state load_checkpoint_state(const std::string& dir, param_store& para
             TREX_CHECK(f.tensor(s.name).shape == s.shape, "checkpoint {}: tensor '{}' has the wrong shape", dir,
                        s.name);
             if (s.role == tensor_role::hash_table) {
-                const auto v = f.to_i32(s.name);
-                std::copy(v.begin(), v.end(), params.tables.data() + params.offset[i]);
+                const auto v = f.to_i64(s.name);
+                check_table_values(params, (int)i, v, f.path());
+                std::copy(v.begin(), v.end(), params.tables.data() + params.offset[i]);  // in range, so fits int32
             } else {
                 const auto v = f.to_f32(s.name);
                 std::copy(v.begin(), v.end(), params.weights.data() + params.offset[i]);

@@ -37,7 +37,8 @@ std::string save_checkpoint_state(const std::string& run_dir, const param_store&
                             const checkpoint_state& state, int keep_last);
 
 // Reads a checkpoint directory into params (and optimizer state when opt is given) after verifying its manifest and
-// checksums; throws trex::error naming the file or tensor on any mismatch.
+// checksums; throws trex::error naming the file or tensor on any mismatch, and naming the tensor, element, value and
+// valid range for an integer table entry out of range (check_table_values: a tid2eid value not in [0, E)).
 checkpoint_state load_checkpoint(const std::string& dir, param_store& params, optimizer* opt);
 // The same into full-size state arenas (opt->kind must match the checkpoint's); the AdamW step count is in the result.
 checkpoint_state load_checkpoint_state(const std::string& dir, param_store& params, const optim_state_ref* opt);
