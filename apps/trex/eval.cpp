@@ -162,6 +162,8 @@ void register_eval(CLI::App& app) {
     run->add_option("--tokenizer", a->local.tokenizer, "local: tokenizer.json");
     run->add_option("--model-config", a->local.config, "local: config.json when the checkpoint has none");
     run->add_option("--max-context", a->local.max_context, "local: prompt + generated tokens")->capture_default_str();
+    run->add_flag("--allow-nonfinite", a->local.allow_nonfinite,
+                  "local: import an HF checkpoint with NaN / inf weights or scales instead of refusing it");
     run->add_flag("--chat-mode", a->chat_mode,
                   "local: DeepSeek-V4 chat mode (the prompt ends with </think>); default: thinking mode");
     run->add_option("--temperature", a->run.gen.temperature, "sampling temperature")->capture_default_str();

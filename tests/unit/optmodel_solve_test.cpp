@@ -204,8 +204,11 @@ TEST(OptmodelSolve, GlpkRetryIsTakenOnlyWhenItsOptimumChecksOut) {
         EXPECT_EQ(r.status, solve_status::time_limit);
         EXPECT_EQ(r.solver, "cbc");
         EXPECT_TRUE(r.fallback_from.empty());
+        // why GLPK's answer was not taken: it violates the row, or (on a loaded machine) its retry ran out of time
         if (g.status == solve_status::optimal && g.objective != want) {
-            EXPECT_NE(r.message.find("violates the model"), std::string::npos) << r.message;
+            EXPECT_TRUE(r.message.find("violates the model") != std::string::npos ||
+                        r.message.find("GLPK retry ended 'time_limit'") != std::string::npos)
+                << r.message;
         }
     }
 }

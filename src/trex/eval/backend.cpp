@@ -473,7 +473,9 @@ std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     if (fs::exists(fs::path(dir) / "model.safetensors.index.json", ec)) {  // HF release layout
         model_config cfg = opt.config.empty() ? load_hf_config(dir) : load_config(opt.config);
         m = std::make_unique<dsv4_model>(cfg);
-        load_hf_checkpoint(m->params(), dir);
+        hf_load_options lo;
+        lo.allow_nonfinite = opt.allow_nonfinite;
+        load_hf_checkpoint(m->params(), dir, lo);
     } else {
         if (!fs::exists(fs::path(dir) / "state.json", ec)) {  // a run directory: its newest valid checkpoint
             std::vector<std::string> skipped;

@@ -104,6 +104,7 @@ struct local_options {
     std::string config;      // model config.json when the checkpoint does not carry one
     int max_context = 4096;  // prompt + generated tokens
     bool thinking = true;    // DeepSeek-V4 thinking mode (see load_tokenizer_codec)
+    bool allow_nonfinite = false;  // HF release layout: import NaN / inf weights and scales instead of refusing
 };
 std::unique_ptr<backend> make_local_backend(const local_options& opt);
 

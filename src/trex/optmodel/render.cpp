@@ -1,5 +1,7 @@
 #include "trex/optmodel/render.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -543,7 +545,7 @@ std::string render_cpt_document(const family& f, const instance& in, const verif
         if (!doc) return std::string("");
         std::string t = expand(doc->text, v, r);
         for (size_t k = 0; k < mem.size(); k++) {
-            const std::string ph = "{" + std::to_string(k) + "}";
+            const std::string ph = fmt::format("{{{}}}", k);
             size_t p;
             while ((p = t.find(ph)) != std::string::npos) t.replace(p, ph.size(), mem[k]);
         }
