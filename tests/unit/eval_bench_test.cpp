@@ -136,6 +136,27 @@ TEST(EvalBenchmarks, BrokenFilesAndRecords) {
     fs::remove_all(dir);
 }
 
+// Files cut short anywhere are one trex::error naming the file and the line (a file holding only `{"en_question`
+// once gave an internal basic_string::substr error).
+TEST(EvalBenchmarks, TruncatedFilesNameFileAndLine) {
+    const std::string dir = temp_dir("truncated");
+    const std::pair<std::string, std::string> cases[] = {
+        {"{\"en_question", "key.json:1: the text ends inside a key"},
+        {"{\"a\": {\"en_question\": \"q\\", "escape.json:1: the text ends inside a string"},
+        {"[\n  {\"en_question\": \"q1\", \"en_answer\": 1},\n  {\"en_question\": \"q2\"",
+         "list.json:3: the JSON list opened on line 1 is not closed"},
+        {"[\n  {\"en_question\": \"q1\", \"en_answer\": 1},\n  {\"en_question\": \"q2, \"en_answer\": 2}\n",
+         "string.json:3: the text ends inside a string"},
+        {"\n\n   \"just a string\"", "str.json:3: expected a JSON list, a JSON object of records, or JSONL"},
+    };
+    for (const auto& [text, want] : cases) {
+        const std::string path = dir + "/" + want.substr(0, want.find(':'));
+        trex::write_file_atomic(path, text);
+        const std::string m = trex::test::error_of([&] { load_benchmark(path, {}, nullptr); });
+        EXPECT_EQ(m, dir + "/" + want);
+    }
+}
+
 TEST(EvalBenchmarks, FixtureAnswersThroughTheHarness) {
     const exec_config ec = [] {
         exec_config c = default_exec_config();

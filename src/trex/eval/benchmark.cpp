@@ -140,7 +140,11 @@ bool parse_answer(const ojson& v, const load_options& opt, ground_truth* out, st
     return true;
 }
 
-bool split_json_elements(const std::string& text, std::vector<json_element>* out) {
+bool split_json_elements(const std::string& text, std::vector<json_element>* out, std::string* why) {
+    auto fail = [why](std::string msg) {
+        if (why) *why = std::move(msg);
+        return false;
+    };
     size_t i = 0;
     int line = 1;
     auto skip_ws = [&] {
@@ -154,14 +158,20 @@ bool split_json_elements(const std::string& text, std::vector<json_element>* out
         (unsigned char)text[2] == 0xBF)
         i = 3;
     skip_ws();
-    if (i >= text.size() || (text[i] != '[' && text[i] != '{')) return false;
+    if (i >= text.size() || (text[i] != '[' && text[i] != '{'))
+        return fail(fmt::format("{}: expected a JSON list, a JSON object of records, or JSONL", line));
     const bool object = text[i] == '{';
+    const int open_line = line;
     i++;
+    bool closed = false;
     // Scans one value (or key) from i, tracking nesting and strings; stops at a top-level ',' or the closer.
     while (true) {
         skip_ws();
         if (i >= text.size()) break;
-        if (text[i] == (object ? '}' : ']')) break;
+        if (text[i] == (object ? '}' : ']')) {
+            closed = true;
+            break;
+        }
         json_element el;
         if (object) {  // "key" :
             if (text[i] != '"') {
@@ -169,10 +179,13 @@ bool split_json_elements(const std::string& text, std::vector<json_element>* out
             } else {
                 size_t k = i + 1;
                 std::string key;
+                const int key_line = line;
                 while (k < text.size() && text[k] != '"') {
                     if (text[k] == '\\' && k + 1 < text.size()) k++;
+                    if (text[k] == '\n') line++;
                     key += text[k++];
                 }
+                if (k >= text.size()) return fail(fmt::format("{}: the text ends inside a key", key_line));
                 el.key = key;
                 i = k + 1;
                 skip_ws();
@@ -206,10 +219,15 @@ bool split_json_elements(const std::string& text, std::vector<json_element>* out
             }
             i++;
         }
+        i = std::min(i, text.size());  // an escape at the very end
+        if (in_str) return fail(fmt::format("{}: the text ends inside a string", el.line));
         el.text = text.substr(b, i - b);
         out->push_back(std::move(el));
         if (i < text.size() && text[i] == ',') i++;
     }
+    if (!closed)
+        return fail(fmt::format("{}: the JSON {} opened on line {} is not closed", line,
+                                object ? "object" : "list", open_line));
     return true;
 }
 
@@ -379,8 +397,8 @@ std::vector<eval_item> load_benchmark(const std::string& path, const load_option
             take(line, ln, "");
         }
     } else {
-        TREX_CHECK(split_json_elements(text, &els), "{}: not a benchmark file (expected a JSON list, a JSON object of "
-                   "records, or JSONL)", path);
+        std::string why;
+        TREX_CHECK(split_json_elements(text, &els, &why), "{}:{}", path, why);
         for (const auto& el : els) take(el.text, el.line, el.key);
     }
     rep.loaded = (long)items.size();

@@ -77,12 +77,13 @@ bool parse_answer(const ojson& v, const load_options& opt, ground_truth* out, st
 
 // Top-level elements of a JSON array or object in `text` with the 1-based line each starts on (the text need not
 // be valid JSON as a whole: one broken element does not hide the others). Returns false when text does not start
-// with '[' or '{'. Exposed for tests.
+// with '[' or '{', or when the text ends inside a string or before the array or object is closed (`why` then says
+// which, as "LINE: what"). Exposed for tests.
 struct json_element {
     std::string key;  // for objects
     std::string text;
     int line = 0;
 };
-bool split_json_elements(const std::string& text, std::vector<json_element>* out);
+bool split_json_elements(const std::string& text, std::vector<json_element>* out, std::string* why = nullptr);
 
 }  // namespace trex::eval

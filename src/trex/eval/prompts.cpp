@@ -202,7 +202,8 @@ fewshot_pool::fewshot_pool(const std::string& path) {
     size_t first = text.find_first_not_of(" \t\r\n");
     if (first != std::string::npos && text[first] == '[') {
         std::vector<json_element> els;
-        split_json_elements(text, &els);
+        std::string why;
+        TREX_CHECK(split_json_elements(text, &els, &why), "{}:{}", path, why);
         for (auto& e : els) records.push_back(e.text);
     } else {
         std::istringstream in(text);
