@@ -15,26 +15,27 @@ void register_train(CLI::App& app) {
         std::string config;
         std::vector<std::string> sets;
         std::string resume, out;
-        int64_t steps = -1;             // -1: not given
-        int tp = -1, pp = -1, ep = -1;  // -1: not given
+        // each given value goes as written (-1 too, and a number too large for any integer type) to the config's
+        // type and range checks; unset = not given
+        std::string steps, tp, pp, ep;
     };
     auto a = std::make_shared<args_t>();
     cmd->add_option("--config", a->config, "run config (TOML); default: a short CPT run of the embedded v4-tiny");
     cmd->add_option("--set", a->sets, "override a config key: section.key=value (TOML value), repeatable");
     cmd->add_option("--resume", a->resume, "auto (newest valid checkpoint of the run) or a checkpoint directory");
-    cmd->add_option("--steps", a->steps, "shortcut for --set run.steps=N");
+    CLI::Option* steps = cmd->add_option("--steps", a->steps, "shortcut for --set run.steps=N");
     cmd->add_option("--out", a->out, "shortcut for --set run.out_dir=DIR");
-    cmd->add_option("--tp", a->tp, "tensor-parallel ranks (shortcut for --set dist.tp=N; docs/distributed.md)");
-    cmd->add_option("--pp", a->pp, "pipeline stages (shortcut for --set dist.pp=N)");
-    cmd->add_option("--ep", a->ep, "expert-parallel ranks (shortcut for --set dist.ep=N); DP is what mpirun -n leaves");
-    cmd->callback([a]() {
+    CLI::Option* tp = cmd->add_option("--tp", a->tp, "tensor-parallel ranks (shortcut for --set dist.tp=N; docs/distributed.md)");
+    CLI::Option* pp = cmd->add_option("--pp", a->pp, "pipeline stages (shortcut for --set dist.pp=N)");
+    CLI::Option* ep = cmd->add_option("--ep", a->ep, "expert-parallel ranks (shortcut for --set dist.ep=N); DP is what mpirun -n leaves");
+    cmd->callback([a, steps, tp, pp, ep]() {
         std::vector<std::string> sets = a->sets;
         if (!a->resume.empty()) sets.push_back("run.resume=\"" + a->resume + "\"");
-        if (a->steps >= 0) sets.push_back("run.steps=" + std::to_string(a->steps));
+        if (steps->count() > 0) sets.push_back("run.steps=" + a->steps);
         if (!a->out.empty()) sets.push_back("run.out_dir=\"" + a->out + "\"");
-        if (a->tp != -1) sets.push_back("dist.tp=" + std::to_string(a->tp));
-        if (a->pp != -1) sets.push_back("dist.pp=" + std::to_string(a->pp));
-        if (a->ep != -1) sets.push_back("dist.ep=" + std::to_string(a->ep));
+        if (tp->count() > 0) sets.push_back("dist.tp=" + a->tp);
+        if (pp->count() > 0) sets.push_back("dist.pp=" + a->pp);
+        if (ep->count() > 0) sets.push_back("dist.ep=" + a->ep);
         // under mpirun: MPI; an error on one rank ends every rank (the others would wait for it)
         std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
         train_summary s;

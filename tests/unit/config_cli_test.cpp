@@ -77,3 +77,26 @@ TEST(ConfigCli, ModelLargerThanTheMachineIsAOneLineError) {
     }
     EXPECT_FALSE(std::filesystem::exists(out)) << "the failed run left its directory behind";
 }
+
+// Out-of-range run-config values given on the command line (the shortcut flags too: `--steps -1` once meant "not
+// given" and ran 100 steps) are one line naming the key and value; no run directory is made.
+TEST(ConfigCli, OutOfRangeRunConfigIsOneLineAndMakesNoRunDirectory) {
+    const std::string out = temp_dir() + "/never_made";
+    const std::pair<std::string, std::string> cases[] = {
+        {"--steps -1", "'run.steps' = -1: must be positive"},
+        {"--tp 0", "'dist.tp' = 0: must be positive"},
+        {"--set optim.beta1=1.5", "'optim.beta1' = 1.5: must be in [0, 1)"},
+        {"--set optim.lr=inf", "'optim.lr' = inf: must be a finite number > 0"},
+        {"--set data.batch=0", "'data.batch' = 0: must be positive"},
+        // CLI11 once clamped this to 2^63 - 1 without a word
+        {"--steps 123456789012345678901", "'run.steps' = '123456789012345678901': expected an integer"},
+    };
+    for (const auto& [flags, want] : cases) {
+        const auto r = run_command(trex_binary() + " train " + flags + " --out " + out);
+        EXPECT_NE(r.exit_code, 0) << flags;
+        const std::string line = one_line(r.out);
+        EXPECT_EQ(line.find('\n'), std::string::npos) << r.out;
+        EXPECT_NE(line.find(want), std::string::npos) << flags << ": " << r.out;
+    }
+    EXPECT_FALSE(std::filesystem::exists(out)) << "a refused config left its run directory behind";
+}

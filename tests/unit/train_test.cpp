@@ -1,5 +1,7 @@
 // The trainer: run configs, packing, checkpoints (atomic, verified, resumable), a learnable run, the NaN guard.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -121,6 +123,50 @@ TEST(TrainConfig, DefaultsOverridesAndErrors) {
     EXPECT_NE(expect_error([&] { trex::load_train_config(bad, {}); }).find("bad.toml:2"), std::string::npos);
     std::ofstream(dir + "/x.toml") << "[bogus]\nk = 1\n";
     EXPECT_NE(expect_error([&] { trex::load_train_config(dir + "/x.toml", {}); }).find("[bogus]"), std::string::npos);
+}
+
+// Every value the hostile review found accepted is a one-line error naming the key and the value, before any work.
+TEST(TrainConfig, OutOfRangeValuesAreRefusedNamingKeyAndValue) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"optim.beta1=1.5", "'optim.beta1' = 1.5"},
+        {"optim.beta2=-0.1", "'optim.beta2' = -0.1"},
+        {"optim.muon_momentum=2", "'optim.muon_momentum' = 2"},
+        {"optim.warmup=-3", "'optim.warmup' = -3"},
+        {"optim.clip_grad_norm=-1", "'optim.clip_grad_norm' = -1"},
+        {"run.steps=-1", "'run.steps' = -1"},
+        {"run.steps=0", "'run.steps' = 0"},
+        {"data.batch=0", "'data.batch' = 0"},
+        {"data.seq=-8", "'data.seq' = -8"},
+        {"optim.lr=inf", "'optim.lr' = inf"},
+        {"optim.lr=nan", "'optim.lr' = nan"},
+        {"optim.eps=0", "'optim.eps' = 0"},
+        {"loss.mtp_weight=nan", "'loss.mtp_weight' = nan"},
+        {"loss.balance_alpha=-1e-4", "'loss.balance_alpha' = -0.0001"},
+        {"optim.min_lr=1", "'optim.min_lr' = 1"},
+        {"model.init_std=0", "'model.init_std' = 0"},
+        {"log.every=0", "'log.every' = 0"},
+        {"guards.spike_factor=0.5", "'guards.spike_factor' = 0.5"},
+        {"dist.tp=0", "'dist.tp' = 0"},
+        {"dist.timeout=inf", "'dist.timeout' = inf"},
+        {"dist.ep=4294967297", "'dist.ep' = 4294967297: out of range"},
+        {"checkpoint.keep_last=0", "'checkpoint.keep_last' = 0"},
+        {"data.pad_id=-1", "'data.pad_id' = -1"},
+        {"data.batch=65536", "'data.batch' = 65536"},  // x seq 65536 = 2^32 tokens
+        {"optim.ns_fast_steps=0", "'optim.ns_fast_steps' = 0"},
+    };
+    for (const auto& [set, want] : cases) {
+        std::vector<std::string> sets = {set};
+        if (set.rfind("data.batch=65536", 0) == 0) sets.push_back("data.seq=65536");
+        if (set.rfind("optim.ns_fast_steps", 0) == 0) sets.push_back("optim.ns_stable_steps=0");
+        const std::string m = expect_error([&] { trex::load_train_config("", sets); });
+        EXPECT_NE(m.find(want), std::string::npos) << set << " -> " << m;
+    }
+    // the edges that are legal stay legal
+    EXPECT_NO_THROW(trex::load_train_config("", {"optim.beta1=0", "optim.clip_grad_norm=0", "optim.warmup=0",
+                                                 "loss.mtp_weight=0", "optim.min_lr=0", "checkpoint.every=0"}));
+    // a 21-digit integer is not clamped to something else: it is refused, naming the key
+    const std::string big = expect_error([] { trex::load_train_config("", {"run.steps=123456789012345678901"}); });
+    EXPECT_NE(big.find("run.steps"), std::string::npos) << big;
 }
 
 TEST(Packer, CptLabelsStopAtDocumentBoundaries) {
@@ -264,6 +310,46 @@ TEST(Checkpoint, OutOfRangeTid2eidIsRefusedAtLoadAndResume) {
     const auto r = trex::test::run_command(resume);
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_TRUE(fs::exists(out + "/checkpoints/step-00000004"));
+}
+
+// A metrics append that fails (a full disk: here a file-size limit, which write() reports the same way) stops the run
+// with an error naming metrics.jsonl and leaves no torn line; a torn last line that a killed process left is dropped
+// at resume, and the temporary directory of a checkpoint write that was killed is removed at the next start.
+TEST(Train, FullDiskStopsTheRunResumeRepairsTornLinesAndStaleTemps) {
+    const std::string out = tmp_dir("full_disk");
+    const std::string train = trex::test::trex_binary() + " train --set 'model.config=\"" +
+                              trex::test::source_path("configs/v4-micro.json") +
+                              "\"' --set data.batch=2 --set data.seq=64 --set log.report=false";
+    // bash's ulimit -f counts KiB: 24 KiB hold the run's config.json and a few dozen metrics lines
+    const auto full = trex::test::run_command("bash -c \"trap '' XFSZ; ulimit -f 24; exec " + train +
+                                              " --set checkpoint.every=0 --steps 500 --out " + out + "/full\"");
+    EXPECT_NE(full.exit_code, 0) << full.out;
+    EXPECT_NE(full.out.find(out + "/full/metrics.jsonl: append failed"), std::string::npos) << full.out;
+    const auto rows = read_metrics(out + "/full");  // throws on a torn line
+    EXPECT_GT(rows.size(), 2u);
+    EXPECT_LT(rows.size(), 500u);
+    EXPECT_EQ(trex::read_file(out + "/full/metrics.jsonl").back(), '\n');
+
+    const std::string run = out + "/resume";
+    auto r = trex::test::run_command(train + " --set checkpoint.every=1 --steps 3 --out " + run);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    {
+        std::ofstream(run + "/metrics.jsonl", std::ios::app) << "{\"step\": 4, \"loss\": 1.2";  // killed mid-line
+    }
+    const pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, nullptr, 0);
+    const std::string stale = run + "/checkpoints/step-00000009.tmp-" + std::to_string(dead);
+    fs::create_directories(stale);
+    std::ofstream(stale + "/model.safetensors") << "partial";
+    r = trex::test::run_command(train + " --set checkpoint.every=1 --steps 5 --resume auto --out " + run);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("dropped an unreadable line"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("train: removed " + stale), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(stale));
+    const auto resumed = read_metrics(run);
+    ASSERT_EQ(resumed.size(), 5u);
+    for (size_t i = 0; i < resumed.size(); i++) EXPECT_EQ(resumed[i]["step"].get<int64_t>(), (int64_t)i + 1);
 }
 
 TEST(Train, LossFallsOnTheSyntheticTask) {

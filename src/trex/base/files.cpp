@@ -1,6 +1,7 @@
 #include "trex/base/files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -98,6 +99,109 @@ std::string file_xxh64(const std::string& path) {
     const uint64_t h = XXH64_digest(st);
     XXH64_freeState(st);
     return fmt::format("{:016x}", h);
+}
+
+line_appender::line_appender(const std::string& path) : path_(path) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    TREX_CHECK(fd_ >= 0, "{}: cannot open for appending: {}", path, std::strerror(errno));
+}
+
+line_appender::~line_appender() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void line_appender::close() {
+    if (fd_ < 0) return;
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    TREX_CHECK(rc == 0, "{}: close failed: {}", path_, std::strerror(errno));
+}
+
+void line_appender::append(const std::string& line) {
+    TREX_CHECK(fd_ >= 0, "{}: not open for appending", path_);
+    const off_t before = ::lseek(fd_, 0, SEEK_END);
+    const std::string data = line + "\n";
+    size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = n < 0 ? errno : ENOSPC;
+            if (before >= 0 && ::ftruncate(fd_, before) != 0) {
+                // the torn line stays: say so (a resume drops it when it reads the file back)
+                throw error(fmt::format("{}: append failed ({}) and the partial line could not be removed", path_,
+                                        std::strerror(e)));
+            }
+            throw error(fmt::format("{}: append failed: {} (the line was not written)", path_, std::strerror(e)));
+        }
+        done += (size_t)n;
+    }
+}
+
+namespace {
+
+// The pid of a temporary entry's name ("x.tmp-123" or ".x.tmp-123-4"), or 0 when the name is not one.
+long temp_entry_pid(const std::string& name) {
+    const size_t at = name.rfind(".tmp-");
+    if (at == std::string::npos) return 0;
+    const std::string rest = name.substr(at + 5);
+    const size_t dash = rest.find('-');
+    const std::string pid = rest.substr(0, dash);
+    const std::string counter = dash == std::string::npos ? "" : rest.substr(dash + 1);
+    auto digits = [](const std::string& s) {
+        return !s.empty() && s.size() <= 10 && s.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(pid) || (dash != std::string::npos && !digits(counter))) return 0;
+    return std::stol(pid);
+}
+
+bool process_runs(long pid) {
+    return ::kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+}  // namespace
+
+uint64_t tree_signature(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) return 0;
+    XXH64_state_t* h = XXH64_createState();
+    XXH64_reset(h, 0);
+    for (; it != end; it.increment(ec)) {
+        if (ec) break;
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0) continue;  // removed meanwhile
+        const std::string name = it->path().string();
+        const int64_t fields[3] = {(int64_t)st.st_size, (int64_t)st.st_mtim.tv_sec, (int64_t)st.st_mtim.tv_nsec};
+        XXH64_update(h, name.data(), name.size());
+        XXH64_update(h, fields, sizeof fields);
+    }
+    const uint64_t sig = XXH64_digest(h);
+    XXH64_freeState(h);
+    return sig == 0 ? 1 : sig;
+}
+
+std::vector<std::string> remove_stale_temp_entries(const std::string& dir, const std::string& who) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> removed;
+    std::error_code ec;
+    fs::directory_iterator it(dir, ec), end;
+    if (ec) return removed;
+    std::vector<fs::path> stale;
+    for (; it != end; it.increment(ec)) {
+        if (ec) break;
+        const long pid = temp_entry_pid(it->path().filename().string());
+        if (pid > 0 && pid != (long)::getpid() && !process_runs(pid)) stale.push_back(it->path());
+    }
+    for (const fs::path& p : stale) {
+        fs::remove_all(p, ec);
+        if (ec) continue;
+        removed.push_back(p.string());
+        if (!who.empty())
+            fmt::print(stderr, "{}: removed {} (left by a writer that no longer runs)\n", who, p.string());
+    }
+    return removed;
 }
 
 }  // namespace trex

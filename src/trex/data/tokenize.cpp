@@ -257,6 +257,7 @@ tokenize_summary tokenize_to_shards(const tokenize_options& opt) {
     }
     const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
     fs::create_directories(parent, ec);
+    remove_stale_temp_entries(parent.string(), "tokenize");
     const fs::path tmp = parent / (out.filename().string() + ".tmp-" + std::to_string(getpid()));
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);

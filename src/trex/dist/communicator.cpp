@@ -29,8 +29,13 @@ size_t dtype_size(dtype t) {
 }
 
 void comm_handle::wait() {
+    wait_while_progressing(nullptr);
+}
+
+void comm_handle::wait_while_progressing(const std::function<uint64_t()>& progress) {
     const double t0 = now_seconds();
-    const double deadline = t0 + comm_.timeout_seconds;
+    double deadline = t0 + comm_.timeout_seconds, next_look = t0 + 1.0;
+    uint64_t last = progress ? progress() : 0;
     int64_t polls = 0;
     while (!test()) {
         polls++;
@@ -41,11 +46,19 @@ void comm_handle::wait() {
             else
                 std::this_thread::yield();
         }
-        if ((polls & 255) == 0 && now_seconds() > deadline)
-            comm_.abort(
-                fmt::format("rank {}: {} did not complete within {:.0f} s (a peer died or hangs; "
-                            "timeout dist.timeout)",
-                            comm_.rank(), what_, comm_.timeout_seconds));
+        if ((polls & 255) != 0) continue;
+        const double now = now_seconds();
+        if (progress && now >= next_look) {
+            next_look = now + 1.0;
+            const uint64_t p = progress();
+            if (p != last) deadline = now + comm_.timeout_seconds;
+            last = p;
+        }
+        if (now > deadline)
+            comm_.abort(fmt::format("rank {}: {} did not complete within {:.0f} s{} (a peer died or hangs; "
+                                    "timeout dist.timeout)",
+                                    comm_.rank(), what_, comm_.timeout_seconds,
+                                    progress ? " of the peer's last progress" : ""));
     }
     comm_.stats.wait_seconds += now_seconds() - t0;
 }

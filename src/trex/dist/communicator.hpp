@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,11 @@ class comm_handle {
     virtual ~comm_handle() = default;
     virtual bool test() = 0;
     void wait();
+    // wait() for an operation whose peer is busy with slow local work that leaves a trace on disk (rank 0 writing a
+    // checkpoint or tokenizing data into the run directory): the deadline is the communicator's timeout after the last
+    // change of `progress()` (polled about once a second). A peer that keeps writing is waited for; one that stopped
+    // (hung, SIGSTOPped, dead) ends the wait like any other.
+    void wait_while_progressing(const std::function<uint64_t()>& progress);
 
    protected:
     comm_handle(class communicator& c, std::string what) : comm_(c), what_(std::move(what)) {}
@@ -109,19 +115,6 @@ class communicator {
     // Seconds a wait may take before the job is aborted (a dead or hung peer).
     double timeout_seconds = 300.0;
     comm_stats stats;
-};
-
-// Sets a communicator's timeout for a scope (e.g. a barrier while rank 0 writes a checkpoint or tokenizes data).
-class timeout_scope {
-   public:
-    timeout_scope(communicator& c, double seconds) : c_(c), saved_(c.timeout_seconds) { c.timeout_seconds = seconds; }
-    ~timeout_scope() { c_.timeout_seconds = saved_; }
-    timeout_scope(const timeout_scope&) = delete;
-    timeout_scope& operator=(const timeout_scope&) = delete;
-
-   private:
-    communicator& c_;
-    double saved_;
 };
 
 // The world communicator: MPI when the process was started by an MPI launcher (mpirun/srun set the PMIx/OMPI

@@ -19,6 +19,7 @@
 #include <unordered_set>
 
 #include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
 #include "trex/io/codecs.hpp"
 #include "trex/io/safetensors.hpp"
 
@@ -575,6 +576,7 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
     }
     const int n = (int)shards.size();
 
+    remove_stale_temp_entries(parent.string(), "export");
     const fs::path tmp = parent / fmt::format(".{}.tmp-{}-{}", dst.filename().string(), ::getpid(), g_tmp_counter++);
     fs::remove_all(tmp, ec);
     TREX_CHECK(fs::create_directory(tmp, ec), "{}: cannot create the temporary directory {}: {}", dir, tmp.string(),

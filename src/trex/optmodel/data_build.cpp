@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "trex/base/error.hpp"
+#include "trex/base/files.hpp"
 #include "trex/base/progress.hpp"
 #include "trex/base/rng.hpp"
 #include "trex/base/timer.hpp"
@@ -471,6 +472,7 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
         }
     }
     // the temporary output directory: created now, so an unwritable location fails before any work
+    remove_stale_temp_entries(out_dir.has_parent_path() ? out_dir.parent_path().string() : ".", "data build");
     const fs::path tmp = out_dir.parent_path() / (out_dir.filename().string() + ".tmp-" + std::to_string(getpid()));
     fs::create_directories(tmp, ec);
     TREX_CHECK(!ec, "{}: cannot create output directory: {}", out_dir.string(), ec.message());

@@ -2,10 +2,14 @@
 
 #include <toml++/toml.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "trex/base/error.hpp"
 
@@ -43,7 +47,11 @@ struct reader {
         return s->as_table()->get(key);
     }
     [[noreturn]] void type_error(const std::string& sec, const std::string& key, const char* want) const {
-        throw error(fmt::format("{}: key '{}.{}': expected {}", source, sec, key, want));
+        std::ostringstream given;
+        if (const auto* n = node(sec, key)) n->visit([&given](const auto& v) { given << v; });
+        std::string g = given.str();
+        if (g.size() > 60) g = g.substr(0, 57) + "...";
+        throw error(fmt::format("{}: key '{}.{}' = {}: expected {}", source, sec, key, g, want));
     }
     void get(const std::string& sec, const std::string& key, std::string& out) const {
         if (const auto* n = node(sec, key)) {
@@ -60,6 +68,9 @@ struct reader {
     void get(const std::string& sec, const std::string& key, int& out) const {
         int64_t v = out;
         get(sec, key, v);
+        if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+            throw error(fmt::format("{}: key '{}.{}' = {}: out of range (at most {})", source, sec, key, v,
+                                    std::numeric_limits<int>::max()));
         out = (int)v;
     }
     void get(const std::string& sec, const std::string& key, uint64_t& out) const {
@@ -74,7 +85,11 @@ struct reader {
             out.clear();
             for (const auto& e : *n->as_array()) {
                 if (!e.is_integer()) type_error(sec, key, "an array of integers");
-                out.push_back((int)e.as_integer()->get());
+                const int64_t v = e.as_integer()->get();
+                if (v < 1 || v > std::numeric_limits<int>::max())
+                    throw error(fmt::format("{}: key '{}.{}': entry {} is out of range (1 to {})", source, sec, key, v,
+                                            std::numeric_limits<int>::max()));
+                out.push_back((int)v);
             }
         }
     }
@@ -127,6 +142,104 @@ void apply_override(toml::table& root, const std::string& ov) {
     sec->insert_or_assign(parts[1], *parsed.get("v"));
 }
 
+// Every value of a resolved config against its range, before any work: one line naming the key and the value.
+struct range_checker {
+    const std::string& source;
+
+    template <typename T>
+    void require(bool ok, const char* key, const T& value, const char* rule) const {
+        if (!ok) throw error(fmt::format("{}: key '{}' = {}: {}", source, key, value, rule));
+    }
+    void positive(const char* key, int64_t v) const { require(v > 0, key, v, "must be positive"); }
+    void non_negative(const char* key, int64_t v) const { require(v >= 0, key, v, "must be 0 or more"); }
+    void finite_positive(const char* key, double v) const {
+        require(std::isfinite(v) && v > 0, key, v, "must be a finite number > 0");
+    }
+    void finite_non_negative(const char* key, double v) const {
+        require(std::isfinite(v) && v >= 0, key, v, "must be a finite number >= 0");
+    }
+    void unit_interval(const char* key, double v) const {  // a momentum / decay rate: [0, 1)
+        require(std::isfinite(v) && v >= 0 && v < 1, key, v, "must be in [0, 1)");
+    }
+    void one_of(const char* key, const std::string& v, std::initializer_list<const char*> allowed) const {
+        for (const char* a : allowed)
+            if (v == a) return;
+        std::string list;
+        for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+        throw error(fmt::format("{}: key '{}' = \"{}\": must be one of {}", source, key, v, list));
+    }
+};
+
+// Bounds that keep every derived count (tokens per step, positions) far inside int64 and the kernels' int32 indexing.
+constexpr int64_t max_steps = int64_t(1) << 40;
+constexpr int64_t max_tokens_per_micro_batch = int64_t(1) << 31;
+
+void check_ranges(const train_config& c, const std::string& source) {
+    const range_checker r{source};
+    r.one_of("run.mode", c.mode, {"cpt", "sft"});
+    r.positive("run.steps", c.steps);
+    r.require(c.steps <= max_steps, "run.steps", c.steps, "too large (at most 2^40)");
+    r.finite_positive("model.init_std", c.init_std);
+    r.positive("data.batch", c.batch);
+    r.positive("data.seq", c.seq);
+    r.positive("data.grad_accum", c.grad_accum);
+    r.require(c.batch <= max_tokens_per_micro_batch / c.seq, "data.batch", c.batch,
+              fmt::format("batch x seq (x {}) exceeds 2^31 tokens per micro-batch", c.seq).c_str());
+    r.require(c.grad_accum <= max_steps, "data.grad_accum", c.grad_accum, "too large (at most 2^40)");
+    r.require(c.pad_id >= 0, "data.pad_id", c.pad_id, "must be a token id (0 or more)");
+    r.one_of("data.train_on", c.train_on, {"all", "last"});
+    for (size_t i = 0; i < c.sources.size(); i++) {
+        const std::string key = fmt::format("data.sources[{}]", i);
+        r.one_of((key + ".kind").c_str(), c.sources[i].kind,
+                 {"synthetic-chain", "shards", "text", "jsonl", "messages", "documents"});
+        r.require(c.sources[i].kind == "synthetic-chain" || !c.sources[i].path.empty(), (key + ".path").c_str(),
+                  "\"\"", "required for this kind of source");
+        r.finite_positive((key + ".weight").c_str(), c.sources[i].weight);
+    }
+    r.one_of("optim.kind", c.optim.kind, {"muon", "adamw"});
+    r.finite_positive("optim.lr", c.schedule.peak);
+    r.finite_non_negative("optim.min_lr", c.schedule.min_lr);
+    r.require(c.schedule.min_lr <= c.schedule.peak, "optim.min_lr", c.schedule.min_lr,
+              fmt::format("must not exceed optim.lr ({})", c.schedule.peak).c_str());
+    r.non_negative("optim.warmup", c.schedule.warmup);
+    r.non_negative("optim.decay_start", c.schedule.decay_start);
+    r.non_negative("optim.total", c.schedule.total);
+    r.finite_non_negative("optim.weight_decay", c.optim.weight_decay);
+    r.finite_non_negative("optim.clip_grad_norm", c.optim.clip_grad_norm);
+    r.unit_interval("optim.beta1", c.optim.beta1);
+    r.unit_interval("optim.beta2", c.optim.beta2);
+    r.finite_positive("optim.eps", c.optim.eps);
+    r.unit_interval("optim.muon_momentum", c.optim.muon_momentum);
+    r.finite_positive("optim.muon_update_rms", c.optim.muon_update_rms);
+    r.require(c.optim.ns_fast_steps >= 0 && c.optim.ns_fast_steps <= 100, "optim.ns_fast_steps",
+              c.optim.ns_fast_steps, "must be in [0, 100]");
+    r.require(c.optim.ns_stable_steps >= 0 && c.optim.ns_stable_steps <= 100, "optim.ns_stable_steps",
+              c.optim.ns_stable_steps, "must be in [0, 100]");
+    r.require(c.optim.ns_fast_steps + c.optim.ns_stable_steps > 0, "optim.ns_fast_steps", c.optim.ns_fast_steps,
+              "Newton-Schulz needs at least one iteration (with optim.ns_stable_steps)");
+    r.finite_non_negative("loss.mtp_weight", c.mtp_weight);
+    r.finite_non_negative("loss.mtp_weight_after_decay", c.mtp_weight_after_decay);
+    r.finite_non_negative("loss.balance_alpha", c.balance_alpha);
+    r.finite_non_negative("loss.bias_update_speed", c.bias_update_speed);
+    r.finite_non_negative("loss.indexer_weight", c.indexer_weight);
+    r.non_negative("loss.indexer_dense_steps", c.indexer_dense_steps);
+    r.non_negative("checkpoint.every", c.checkpoint_every);
+    r.positive("checkpoint.keep_last", c.keep_last);
+    r.positive("log.every", c.log_every);
+    r.positive("guards.max_consecutive_skips", c.max_consecutive_skips);
+    r.require(std::isfinite(c.spike_factor) && c.spike_factor > 1, "guards.spike_factor", c.spike_factor,
+              "must be a finite number > 1");
+    r.positive("dist.tp", c.tp);
+    r.positive("dist.pp", c.pp);
+    r.positive("dist.ep", c.ep);
+    r.finite_positive("dist.timeout", c.dist_timeout);
+    r.require(c.dist_timeout <= 7 * 24 * 3600.0, "dist.timeout", c.dist_timeout, "at most a week (604800 s)");
+    r.one_of("dist.pp_schedule", c.pp_schedule, {"1f1b", "interleaved"});
+    r.positive("dist.pp_virtual", c.pp_virtual);
+    r.require(c.pp_schedule == "interleaved" || c.pp_virtual == 1, "dist.pp_virtual", c.pp_virtual,
+              "needs dist.pp_schedule = \"interleaved\"");
+}
+
 }  // namespace
 
 train_config load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
@@ -166,9 +279,7 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     r.get("data", "batch", c.batch);
     r.get("data", "seq", c.seq);
     r.get("data", "grad_accum", c.grad_accum);
-    int64_t pad = c.pad_id;
-    r.get("data", "pad_id", pad);
-    c.pad_id = (int32_t)pad;
+    r.get("data", "pad_id", c.pad_id);
     r.get("data", "tokenizer", c.tokenizer);
     r.get("data", "train_on", c.train_on);
     r.get("data", "chat_thinking", c.chat_thinking);
@@ -239,39 +350,73 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     r.get("dist", "pp_virtual", c.pp_virtual);
     r.get("dist", "pp_layers", c.pp_layers);
 
-    TREX_CHECK(c.mode == "cpt" || c.mode == "sft", "{}: key 'run.mode': must be 'cpt' or 'sft', got '{}'", source,
-               c.mode);
-    TREX_CHECK(c.steps > 0, "{}: key 'run.steps': must be positive", source);
-    TREX_CHECK(c.batch > 0 && c.seq > 0 && c.grad_accum > 0, "{}: keys 'data.batch/seq/grad_accum': must be positive",
-               source);
-    TREX_CHECK(c.schedule.peak > 0, "{}: key 'optim.lr': must be positive", source);
-    TREX_CHECK(c.train_on == "all" || c.train_on == "last", "{}: key 'data.train_on': 'all' or 'last', got '{}'",
-               source, c.train_on);
-    for (size_t i = 0; i < c.sources.size(); i++) {
-        const std::string& k = c.sources[i].kind;
-        TREX_CHECK(k == "synthetic-chain" || k == "shards" || k == "text" || k == "jsonl" || k == "messages" ||
-                       k == "documents",
-                   "{}: key 'data.sources[{}].kind': one of synthetic-chain, shards, text, jsonl, messages, documents; "
-                   "got '{}'",
-                   source, i, k);
-        TREX_CHECK(k == "synthetic-chain" || !c.sources[i].path.empty(), "{}: key 'data.sources[{}].path': required "
-                   "for a '{}' source", source, i, k);
-        TREX_CHECK(c.sources[i].weight > 0, "{}: key 'data.sources[{}].weight': must be positive", source, i);
-    }
-    TREX_CHECK(c.optim.kind == "muon" || c.optim.kind == "adamw", "{}: key 'optim.kind': 'muon' or 'adamw', got '{}'",
-               source, c.optim.kind);
-    TREX_CHECK(c.checkpoint_every >= 0 && c.keep_last >= 1, "{}: keys 'checkpoint.every/keep_last' out of range",
-               source);
-    TREX_CHECK(c.max_consecutive_skips >= 1, "{}: key 'guards.max_consecutive_skips': must be ≥ 1", source);
-    TREX_CHECK(c.dist_timeout > 0, "{}: key 'dist.timeout': must be positive (seconds)", source);
-    TREX_CHECK(c.pp_schedule == "1f1b" || c.pp_schedule == "interleaved",
-               "{}: key 'dist.pp_schedule': \"1f1b\" or \"interleaved\", got \"{}\"", source, c.pp_schedule);
-    TREX_CHECK(c.pp_virtual >= 1, "{}: key 'dist.pp_virtual': must be at least 1", source);
-    TREX_CHECK(c.pp_schedule == "interleaved" || c.pp_virtual == 1,
-               "{}: key 'dist.pp_virtual' = {} needs dist.pp_schedule = \"interleaved\"", source, c.pp_virtual);
-    for (size_t i = 0; i < c.sources.size(); i++)
-        TREX_CHECK(c.sources[i].weight > 0, "{}: key 'data.sources[{}].weight': must be positive", source, i);
+    check_ranges(c, source);
     return c;
+}
+
+std::vector<std::pair<std::string, std::string>> config_entries(const train_config& c) {
+    std::vector<std::pair<std::string, std::string>> e;
+    auto add = [&e](const std::string& key, const auto& value) { e.emplace_back(key, fmt::format("{}", value)); };
+    add("run.name", c.name);
+    add("run.out_dir", c.out_dir);
+    add("run.mode", c.mode);
+    add("run.seed", c.seed);
+    add("run.steps", c.steps);
+    add("run.resume", c.resume);
+    add("model.config", c.model_config);
+    add("model.init_from", c.init_from);
+    add("model.init_std", c.init_std);
+    add("model.recompute", c.recompute);
+    add("data.batch", c.batch);
+    add("data.seq", c.seq);
+    add("data.grad_accum", c.grad_accum);
+    add("data.pad_id", c.pad_id);
+    add("data.tokenizer", c.tokenizer);
+    add("data.train_on", c.train_on);
+    add("data.chat_thinking", c.chat_thinking);
+    add("data.sources", c.sources.size());
+    for (size_t i = 0; i < c.sources.size(); i++) {
+        add(fmt::format("data.sources[{}].kind", i), c.sources[i].kind);
+        add(fmt::format("data.sources[{}].path", i), c.sources[i].path);
+        add(fmt::format("data.sources[{}].weight", i), c.sources[i].weight);
+    }
+    add("optim.kind", c.optim.kind);
+    add("optim.lr", c.schedule.peak);
+    add("optim.min_lr", c.schedule.min_lr);
+    add("optim.warmup", c.schedule.warmup);
+    add("optim.decay_start", c.schedule.decay_start);
+    add("optim.total", c.schedule.total);
+    add("optim.weight_decay", c.optim.weight_decay);
+    add("optim.clip_grad_norm", c.optim.clip_grad_norm);
+    add("optim.beta1", c.optim.beta1);
+    add("optim.beta2", c.optim.beta2);
+    add("optim.eps", c.optim.eps);
+    add("optim.muon_momentum", c.optim.muon_momentum);
+    add("optim.muon_nesterov", c.optim.muon_nesterov);
+    add("optim.muon_update_rms", c.optim.muon_update_rms);
+    add("optim.ns_fast_steps", c.optim.ns_fast_steps);
+    add("optim.ns_stable_steps", c.optim.ns_stable_steps);
+    add("loss.mtp_weight", c.mtp_weight);
+    add("loss.mtp_weight_after_decay", c.mtp_weight_after_decay);
+    add("loss.balance_alpha", c.balance_alpha);
+    add("loss.bias_update_speed", c.bias_update_speed);
+    add("loss.indexer_weight", c.indexer_weight);
+    add("loss.indexer_dense_steps", c.indexer_dense_steps);
+    add("checkpoint.every", c.checkpoint_every);
+    add("checkpoint.keep_last", c.keep_last);
+    add("log.every", c.log_every);
+    add("log.report", c.report);
+    add("guards.max_consecutive_skips", c.max_consecutive_skips);
+    add("guards.spike_factor", c.spike_factor);
+    add("dist.tp", c.tp);
+    add("dist.pp", c.pp);
+    add("dist.ep", c.ep);
+    add("dist.timeout", c.dist_timeout);
+    add("dist.overlap", c.dist_overlap);
+    add("dist.pp_schedule", c.pp_schedule);
+    add("dist.pp_virtual", c.pp_virtual);
+    add("dist.pp_layers", fmt::format("{}", fmt::join(c.pp_layers, ",")));
+    return e;
 }
 
 }  // namespace trex

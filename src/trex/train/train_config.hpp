@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trex/optim/optimizer.hpp"
@@ -68,7 +69,12 @@ struct train_config {
     std::vector<int> pp_layers;        // blocks per model chunk (pp·pp_virtual entries); empty = balanced
 };
 
-// Parses `path` ("" = defaults only) and applies the overrides ("section.key=value"); validates.
+// Parses `path` ("" = defaults only) and applies the overrides ("section.key=value"); validates every value's range
+// (one line naming the key and the value).
 train_config load_train_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// The resolved config as (key, value) pairs in a fixed order, every key of every section ("data.sources[0].path"
+// for the sources): what the ranks of a distributed run compare before they start.
+std::vector<std::pair<std::string, std::string>> config_entries(const train_config& c);
 
 }  // namespace trex

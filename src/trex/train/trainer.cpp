@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <xxhash.h>
 
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
@@ -104,7 +105,9 @@ void truncate_metrics(const std::string& path, int64_t last_step) {
         try {
             if (nlohmann::json::parse(line).value("step", (int64_t)0) <= last_step) kept += line + "\n";
         } catch (const std::exception&) {
-            break;  // a torn last line from a killed process
+            // a torn last line from a killed process or a full disk: dropped (and whatever follows it)
+            fmt::print(stderr, "resume: {}: dropped an unreadable line (an interrupted append): {:.60}\n", path, line);
+            break;
         }
     }
     write_file_atomic(path, kept);
@@ -112,6 +115,38 @@ void truncate_metrics(const std::string& path, int64_t last_step) {
 
 bool finite(double x) {
     return std::isfinite(x);
+}
+
+// Every rank must run the same resolved config and data plan: each entry is hashed, the hashes gathered, and the first
+// entry in which some rank differs from rank 0 named. Every rank reaches the same verdict, so all stop together.
+void check_same_on_every_rank(dist::communicator& world, const std::vector<std::pair<std::string, std::string>>& e,
+                              const char* what) {
+    if (world.size() == 1) return;
+    int64_t n[2] = {(int64_t)e.size(), -(int64_t)e.size()};
+    world.all_reduce(n, 2, dist::dtype::i64, dist::reduce_op::max);
+    const int64_t width = n[0];  // entries differ in number when the data sources do: pad with zeros
+    std::vector<int64_t> mine(width, 0), all(width * world.size());
+    for (size_t i = 0; i < e.size(); i++) {
+        const std::string kv = e[i].first + '\0' + e[i].second;
+        mine[i] = (int64_t)XXH64(kv.data(), kv.size(), 0);
+    }
+    world.all_gather(mine.data(), all.data(), std::vector<int64_t>(world.size(), width), dist::dtype::i64);
+    for (int64_t i = 0; i < width; i++)
+        for (int r = 1; r < world.size(); r++) {
+            if (all[r * width + i] == all[i]) continue;
+            const int me = world.rank();
+            const std::string key = i < (int64_t)e.size() ? e[i].first : "(an entry rank 0 does not have)";
+            const std::string mine_value = i < (int64_t)e.size() ? e[i].second : "(none)";
+            throw error(fmt::format("dist: the ranks' {} differ: rank {} differs from rank 0 at '{}' (here, on rank "
+                                    "{}: '{}'); every rank must start with the same run config and data",
+                                    what, r, key, me, mine_value));
+        }
+}
+
+// Logs and removes what writers killed in an earlier run left in the run directory (checkpoints and tokenized
+// sources being written).
+void remove_stale_temps(const std::string& out_dir) {
+    for (const char* sub : {"checkpoints", "data"}) remove_stale_temp_entries((fs::path(out_dir) / sub).string(), "train");
 }
 
 }  // namespace
@@ -124,6 +159,7 @@ train_summary run_training(const train_config& cfg) {
 train_summary run_training(const train_config& cfg, dist::communicator& world) {
     train_summary sum;
     world.timeout_seconds = cfg.dist_timeout;
+    check_same_on_every_rank(world, config_entries(cfg), "run configs");
     const bool root = world.rank() == 0;
     const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
     dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
@@ -150,6 +186,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         fs::create_directories(cfg.out_dir, ec);
         TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
         write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
+        remove_stale_temps(cfg.out_dir);
     }
     param_store& P = model.params();
     std::unique_ptr<dist::expert_parallel> ep;
@@ -168,12 +205,12 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
     std::unique_ptr<document_source> source;
     if (root) source = make_source(cfg, mc);
-    {
-        dist::timeout_scope long_wait(world, 86400.0);  // tokenizing may take hours: the others just wait
-        world.barrier();
-    }
+    // tokenizing may take hours: the others wait as long as rank 0 keeps writing into the run's data directory
+    const std::string data_dir = (fs::path(cfg.out_dir) / "data").string();
+    world.barrier_async()->wait_while_progressing([&data_dir] { return tree_signature(data_dir); });
     if (!root) source = make_source(cfg, mc);
     packer data(std::move(source), cfg.mode, cfg.pad_id);
+    check_same_on_every_rank(world, {{"data plan", data.source().describe()}}, "data plans");
     if (world.size() > 1) {
         if (root) fmt::print(stderr, "{}", dc.mesh.describe(mc));
         if (root && pipelined) fmt::print(stderr, "{}", pl.describe((int)cfg.grad_accum));
@@ -272,11 +309,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
                                                : std::string());
     }
 
-    std::ofstream metrics;
-    if (root) {
-        metrics.open(metrics_path, std::ios::app);
-        TREX_CHECK(metrics.good(), "{}: cannot open for appending", metrics_path);
-    }
+    std::unique_ptr<line_appender> metrics;  // a failed append (full disk) stops the run, leaving no torn line
+    if (root) metrics = std::make_unique<line_appender>(metrics_path);
     std::unique_ptr<progress> bar;
     if (root) bar = std::make_unique<progress>(cfg.steps, "steps");
     train_batch batch;
@@ -295,9 +329,10 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             const optim_state_ref ref{cfg.optim.kind, m.data(), v.data()};
             last_ckpt = save_checkpoint_state(cfg.out_dir, P, &ref, cs, cfg.keep_last);
         }
-        // a large checkpoint may take rank 0 a while
-        dist::timeout_scope long_wait(world, std::max(world.timeout_seconds, 3600.0));
-        world.barrier();
+        // a large checkpoint may take rank 0 a while: wait as long as it keeps writing (dist.timeout after its last
+        // progress, not after the start of the write)
+        const std::string ckpt_dir = (fs::path(cfg.out_dir) / "checkpoints").string();
+        world.barrier_async()->wait_while_progressing([&ckpt_dir] { return tree_signature(ckpt_dir); });
     };
 
     constexpr int kLossFields = 5;  // loss, lm, mtp, bal, idx per micro-batch
@@ -459,8 +494,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             j["expert_load"] = acc.expert_load;  // tokens per expert, per MoE layer (blocks, then MTP)
             j["skipped"] = bad;
             j["spike"] = spike;
-            metrics << j.dump() << "\n";
-            metrics.flush();
+            metrics->append(j.dump());
         }
         if (root && spike)
             fmt::print(stderr, "\ntrain: loss spike at step {}: {:.4f} (running mean {:.4f})\n", step + 1, acc.loss,
@@ -485,7 +519,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
     sum.checkpoint = last_ckpt;
     if (!root) return sum;
     bar->finish(fmt::format("loss {:.4f}", sum.last_loss));
-    metrics.close();
+    metrics->close();
     if (cfg.report) {
         sum.report = write_run_report(cfg.out_dir, cfg.name, fb.formula, peak.gflops * world.size());
         fmt::print(stderr, "train: report {}\n", sum.report);
