@@ -8,6 +8,8 @@
 #include <limits>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "trex/optmodel/glpk_io.hpp"
 #include "trex/optmodel/solve.hpp"
 
@@ -215,9 +217,9 @@ TEST(OptmodelSolve, GlpkRetryIsTakenOnlyWhenItsOptimumChecksOut) {
 
 TEST(OptmodelSolve, SmallMeansFewIntegerVariablesAndRows) {
     model m;
-    for (int j = 0; j < kSmallMipMaxIntegerVars; j++) m.add_var("x" + std::to_string(j), var_type::integer, 0, 1, 1);
-    for (int j = 0; j < 500; j++) m.add_var("y" + std::to_string(j), var_type::continuous, 0, 1, 1);
-    for (int i = 0; i < kSmallMipMaxRows; i++) m.add_con("r" + std::to_string(i), {{0, 1}}, row_sense::le, 1);
+    for (int j = 0; j < kSmallMipMaxIntegerVars; j++) m.add_var(fmt::format("x{}", j), var_type::integer, 0, 1, 1);
+    for (int j = 0; j < 500; j++) m.add_var(fmt::format("y{}", j), var_type::continuous, 0, 1, 1);
+    for (int i = 0; i < kSmallMipMaxRows; i++) m.add_con(fmt::format("r{}", i), {{0, 1}}, row_sense::le, 1);
     EXPECT_TRUE(is_small_mip(m));
     m.add_con("one_more", {{0, 1}}, row_sense::le, 1);
     EXPECT_FALSE(is_small_mip(m));
