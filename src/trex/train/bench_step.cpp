@@ -196,7 +196,12 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.peak_gflops_low = std::min(fma_before.gflops, fma_after.gflops);
     r.peak_isa = fma_after.isa;
     r.sgemm_gflops = measure_sgemm_peak().gflops;
+    peak_measurement peak = fma_after;
+    peak.gflops = r.peak_gflops;
+    check_peak_against_gemm(peak, r.sgemm_gflops, "oneDNN sgemm 2048^3");
+    if (r.gemm.seconds > 0) check_peak_against_gemm(peak, r.gemm.flops / r.gemm.seconds / 1e9, "the step's GEMMs");
     r.mfu = r.peak_gflops > 0 ? r.gflops / r.peak_gflops : 0.0;
+    check_mfu(r.mfu, "bench step");
 
     if (opt.peer) {
         const std::string& tmp = peer_input;
@@ -244,6 +249,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.tokens_per_s_after_peer = (double)r.tokens_per_step / times[times.size() / 2];
         r.ratio_vs_peer_after = r.tokens_per_s_after_peer / r.peer_tokens_per_s;
         r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
+        check_mfu(r.peer_mfu, "bench step --peer (the peer's step)");
         r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
         if (r.gemm.seconds > 0)
             r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds;

@@ -451,6 +451,8 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
                            "{:.1f}, was taken on a busy machine); MFU uses the higher\n",
                            again.gflops * world.size(), peak.gflops * world.size());
             peak.gflops = std::max(peak.gflops, again.gflops);
+            // the peak must cover what real GEMMs reach here (one process: ranks sharing cores would skew both)
+            if (world.size() == 1) check_peak_against_gemm(peak, measure_sgemm_peak(1024, 3).gflops, "oneDNN sgemm");
             constexpr double MiB = 1024.0 * 1024.0;
             // (pipelined, the other micro-batches in flight hold their own activations: only the resident set then)
             const std::string acts = pipelined ? std::string()
@@ -480,6 +482,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             j["tokens_per_s"] = tps;
             const double flops = step < cfg.indexer_dense_steps ? flops_dense : fb.total;
             j["mfu"] = flops * tps / (peak.gflops * world.size() * 1e9);
+            check_mfu(j["mfu"].get<double>(), fmt::format("train: step {}", step + 1).c_str());
             j["peak_rss_mib"] = peak_resident_bytes() / (1024.0 * 1024.0);  // rank 0's process so far
             nlohmann::json jl = nlohmann::json::array();
             for (const auto& l : acc.expert_load) {
