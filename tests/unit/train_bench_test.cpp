@@ -3,6 +3,7 @@
 // test needs no PyTorch. The real peer (tests/reference/peer_bench.py) prints the same keys.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -204,11 +205,14 @@ TEST(BenchStep, SequenceBeyondMaxPositionsIsNoted) {
 // same process. The AVX-512 kernel that kept its accumulators in a stack array measured ~200 GFLOP/s on two Zen 5
 // threads against ~350 for sgemm (and printed MFUs of 118 %): this fails on it.
 TEST(Peak, FmaPeakIsAtLeastTheSgemmRate) {
-    const trex::peak_measurement fma = trex::measure_fma_peak(0.3);
+    // the FMA peak measured before and after the GEMMs, the higher kept (as bench step and trex train do): a busy
+    // neighbour can only lower a measurement
+    trex::peak_measurement fma = trex::measure_fma_peak(0.3);
     const trex::peak_measurement sgemm = trex::measure_sgemm_peak(1024, 5);
+    fma.gflops = std::max(fma.gflops, trex::measure_fma_peak(0.3).gflops);
     ASSERT_GT(fma.gflops, 0.0) << "no vector FMA on this machine: " << fma.isa;
-    EXPECT_GE(fma.gflops, sgemm.gflops) << fma.isa << " FMA peak " << fma.gflops << " GFLOP/s, sgemm " << sgemm.gflops;
-    EXPECT_NO_THROW(trex::check_peak_against_gemm(fma, sgemm.gflops, "sgemm"));
+    EXPECT_GE(fma.gflops, 0.95 * sgemm.gflops)
+        << fma.isa << " FMA peak " << fma.gflops << " GFLOP/s, sgemm " << sgemm.gflops;
 }
 
 TEST(Peak, APeakBelowTheGemmsAndAnMfuAbove100PercentAreErrors) {
@@ -216,11 +220,15 @@ TEST(Peak, APeakBelowTheGemmsAndAnMfuAbove100PercentAreErrors) {
     p.gflops = 200;
     p.isa = "avx512f";
     p.threads = 2;
-    const std::string m = trex::test::error_of([&] { trex::check_peak_against_gemm(p, 350, "oneDNN sgemm"); });
-    EXPECT_NE(m.find("peak (200.0 GFLOP/s, avx512f, 2 threads) is below what oneDNN sgemm reached (350.0"),
+    // within 5 %: timing noise, nothing measured again
+    EXPECT_NO_THROW(trex::check_peak_against_gemm(p, 205, "noise"));
+    EXPECT_EQ(p.gflops, 200);
+    // far above: measured again (the real peak of this machine replaces 200 if higher), then still below: an error
+    const std::string m = trex::test::error_of([&] { trex::check_peak_against_gemm(p, 1e7, "oneDNN sgemm"); });
+    EXPECT_NE(m.find("is below what oneDNN sgemm reached (10000000.0 GFLOP/s): the peak measurement is wrong"),
               std::string::npos)
         << m;
-    EXPECT_NO_THROW(trex::check_peak_against_gemm(p, 205, "noise"));  // within 5 %
+    EXPECT_GE(p.gflops, 200);
     EXPECT_NE(trex::test::error_of([] { trex::check_mfu(1.188, "bench step"); }).find("MFU 118.8% is above 100%"),
               std::string::npos);
     EXPECT_FALSE(trex::test::error_of([] { trex::check_mfu(std::nan(""), "x"); }).empty());

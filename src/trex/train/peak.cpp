@@ -125,7 +125,9 @@ peak_measurement measure_sgemm_peak(int n, int reps) {
     return pm;
 }
 
-void check_peak_against_gemm(const peak_measurement& peak, double achieved_gflops, const char* what) {
+void check_peak_against_gemm(peak_measurement& peak, double achieved_gflops, const char* what) {
+    for (int again = 0; again < 3 && achieved_gflops > 1.05 * peak.gflops; again++)
+        peak.gflops = std::max(peak.gflops, measure_fma_peak(0.2).gflops);
     TREX_CHECK(achieved_gflops <= 1.05 * peak.gflops,
                "the measured fp32 FMA peak ({:.1f} GFLOP/s, {}, {} threads) is below what {} reached ({:.1f} "
                "GFLOP/s): the peak measurement is wrong, so no MFU can be computed from it",
