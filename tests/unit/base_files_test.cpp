@@ -104,3 +104,34 @@ TEST(Files, TreeSignatureChangesWithWrites) {
     EXPECT_NE(written, made);
     EXPECT_EQ(trex::tree_signature(dir), written) << "nothing changed, yet the signature did";
 }
+
+TEST(Files, StagedDirPublishesWholeOrNotAtAll) {
+    const std::string dir = trex::test::scratch_dir("files_staged");
+    const std::string target = dir + "/out";
+    fs::create_directories(target);
+    trex::write_file_atomic(target + "/old.txt", "old");
+    std::string abandoned;
+    {
+        trex::staged_dir s(target + "/");  // a trailing separator names the same directory
+        abandoned = s.path();
+        EXPECT_NE(abandoned.find("/out.tmp-" + std::to_string(getpid()) + "-"), std::string::npos) << abandoned;
+        trex::write_file_atomic(s.path() + "/new.txt", "new");
+        // an error here: the object goes away unpublished
+    }
+    EXPECT_FALSE(fs::exists(abandoned));
+    EXPECT_TRUE(fs::exists(target + "/old.txt")) << "the target changed before publish()";
+    {
+        trex::staged_dir s(target, /*hidden=*/true);
+        EXPECT_EQ(fs::path(s.path()).filename().string().rfind(".out.tmp-", 0), 0u) << s.path();
+        trex::write_file_atomic(s.path() + "/new.txt", "new");
+        s.publish();
+        EXPECT_THROW(s.publish(), trex::error);
+    }
+    EXPECT_EQ(trex::read_file(target + "/new.txt"), "new");
+    EXPECT_FALSE(fs::exists(target + "/old.txt")) << "the old directory was merged, not replaced";
+    for (const auto& e : fs::directory_iterator(dir))
+        EXPECT_EQ(e.path().filename().string(), "out") << "left behind: " << e.path();
+    // a target whose parent cannot be made: one line naming it
+    const std::string m = trex::test::error_of([] { trex::staged_dir s("/proc/trex_no/out"); });
+    EXPECT_NE(m.find("/proc/trex_no/out: cannot create the temporary directory"), std::string::npos) << m;
+}

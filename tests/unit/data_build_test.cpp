@@ -204,7 +204,7 @@ TEST(DataBuild, BadConfigsAndOutputsGiveOneLineErrors) {
         {"{\"seed\": 1, \"sft\": {\"count\": 5}}", "key 'output_dir': required"},
         {"[1, 2]", "must be a JSON object"},
         {"{\"seed\": 1, \"output_dir\": \"/proc/trex_cannot_write/o\", \"sft\": {\"count\": 2}}",
-         "cannot create output directory"},
+         "cannot create the temporary directory"},
     };
     int i = 0;
     for (const auto& c : cases) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -99,6 +100,69 @@ std::string file_xxh64(const std::string& path) {
     const uint64_t h = XXH64_digest(st);
     XXH64_freeState(st);
     return fmt::format("{:016x}", h);
+}
+
+namespace {
+
+std::atomic<int> g_staged_counter{0};
+
+// "<parent>/[.]<name>.tmp-<pid>-<k>" beside `target`, k unique in this process.
+std::filesystem::path temp_sibling(const std::filesystem::path& target, bool hidden) {
+    const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : ".";
+    return parent / fmt::format("{}{}.tmp-{}-{}", hidden ? "." : "", target.filename().string(), (long)::getpid(),
+                                g_staged_counter++);
+}
+
+// target without a trailing separator ("out/" names "out")
+std::filesystem::path normal_target(const std::string& target) {
+    std::filesystem::path t = std::filesystem::path(target).lexically_normal();
+    if (t.filename().empty()) t = t.parent_path();
+    return t;
+}
+
+}  // namespace
+
+staged_dir::staged_dir(const std::string& target, bool hidden) : hidden_(hidden) {
+    namespace fs = std::filesystem;
+    const fs::path t = normal_target(target);
+    TREX_CHECK(!t.empty(), "'{}': not a directory name", target);
+    target_ = t.string();
+    const fs::path tmp = temp_sibling(t, hidden);
+    std::error_code ec;
+    fs::create_directories(tmp.parent_path(), ec);
+    fs::remove_all(tmp, ec);
+    fs::create_directory(tmp, ec);
+    TREX_CHECK(!ec, "{}: cannot create the temporary directory {}: {}", target_, tmp.string(), ec.message());
+    tmp_ = tmp.string();
+}
+
+staged_dir::~staged_dir() {
+    if (published_) return;
+    std::error_code ec;
+    std::filesystem::remove_all(tmp_, ec);
+}
+
+void staged_dir::publish() {
+    namespace fs = std::filesystem;
+    TREX_CHECK(!published_, "{}: published twice", target_);
+    fsync_dir(tmp_);
+    const fs::path t(target_);
+    std::error_code ec;
+    fs::path aside;
+    if (fs::exists(t, ec)) {
+        aside = temp_sibling(t, hidden_);
+        fs::rename(t, aside, ec);
+        TREX_CHECK(!ec, "{}: cannot move the existing directory aside: {}", target_, ec.message());
+    }
+    fs::rename(tmp_, t, ec);
+    if (ec) {
+        const std::string why = ec.message();
+        if (!aside.empty()) fs::rename(aside, t, ec);  // put the old one back
+        throw error(fmt::format("{}: cannot rename {} into place: {}", target_, tmp_, why));
+    }
+    published_ = true;
+    if (!aside.empty()) fs::remove_all(aside, ec);
+    fsync_dir(t.has_parent_path() ? t.parent_path().string() : ".");
 }
 
 line_appender::line_appender(const std::string& path) : path_(path) {

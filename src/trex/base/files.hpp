@@ -18,6 +18,26 @@ void fsync_dir(const std::string& dir);
 std::string file_xxh64(const std::string& path);
 uint64_t file_size_or_throw(const std::string& path);
 
+// A directory published whole (checkpoints, HF exports, tokenized sources, data builds): written under a temporary
+// sibling `<target>.tmp-<pid>-<k>` (hidden with a leading dot when asked), then publish() fsyncs it, moves an existing
+// target aside (to another temporary name), renames it into place, removes what was aside and fsyncs the parent. Until
+// publish() the target is untouched; the staging directory is removed with everything in it when the object goes
+// away unpublished (an error), and a killed process's is removed by remove_stale_temp_entries at the next start.
+class staged_dir {
+   public:
+    explicit staged_dir(const std::string& target, bool hidden = false);  // creates the empty staging directory
+    ~staged_dir();
+    staged_dir(const staged_dir&) = delete;
+    staged_dir& operator=(const staged_dir&) = delete;
+
+    const std::string& path() const { return tmp_; }
+    void publish();  // one-line error naming the target on failure (the target is then the old one or the new one)
+
+   private:
+    std::string target_, tmp_;
+    bool hidden_ = false, published_ = false;
+};
+
 // Appends lines to a log file (metrics.jsonl). Each append is all or nothing: a failed or short write (a full disk,
 // a file-size limit) is cut back to the file's previous end, so no torn line is left, and is a trex::error naming the
 // file and the reason.

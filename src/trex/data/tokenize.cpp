@@ -258,18 +258,8 @@ tokenize_summary tokenize_to_shards(const tokenize_options& opt) {
     const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
     fs::create_directories(parent, ec);
     remove_stale_temp_entries(parent.string(), "tokenize");
-    const fs::path tmp = parent / (out.filename().string() + ".tmp-" + std::to_string(getpid()));
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
-    TREX_CHECK(!ec, "{}: cannot create: {}", tmp.string(), ec.message());
-    struct cleanup {
-        fs::path p;
-        bool armed = true;
-        ~cleanup() {
-            std::error_code e;
-            if (armed) fs::remove_all(p, e);
-        }
-    } guard{tmp};
+    staged_dir staged(out.string());
+    const fs::path tmp(staged.path());
 
     shard_writer writer(vocab);
     auto flush = [&] {
@@ -329,14 +319,7 @@ tokenize_summary tokenize_to_shards(const tokenize_options& opt) {
     m["skipped_files"] = skipped_files;
     m["summary"] = sum.to_json();
     write_file_atomic((tmp / "manifest.json").string(), m.dump(2) + "\n");
-    fsync_dir(tmp.string());
-
-    if (fs::exists(out, ec)) fs::remove_all(out, ec);
-    TREX_CHECK(!ec, "{}: cannot replace: {}", opt.out_dir, ec.message());
-    fs::rename(tmp, out, ec);
-    TREX_CHECK(!ec, "{}: cannot rename {} into place: {}", opt.out_dir, tmp.string(), ec.message());
-    guard.armed = false;
-    fsync_dir(parent.string());
+    staged.publish();
     return sum;
 }
 

@@ -501,16 +501,6 @@ void write_file_synced(const fs::path& p, const std::string& content) {
         throw_error(fmt::format("{}: cannot fsync/close: {}", p.string(), std::strerror(errno)));
 }
 
-void fsync_dir(const fs::path& d) {
-    const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
-    }
-}
-
-std::atomic<int> g_tmp_counter{0};
-
 // config_to_json plus what HF transformers needs to build the model from config.json alone: its DeepseekV4Config
 // maps `compress_ratios` only for {0, 4, 128}, so the layer kinds are also written as `layer_types` and
 // `compress_rates` (when the config has at most one HCA ratio, all HF can represent). load_config ignores both.
@@ -577,10 +567,8 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
     const int n = (int)shards.size();
 
     remove_stale_temp_entries(parent.string(), "export");
-    const fs::path tmp = parent / fmt::format(".{}.tmp-{}-{}", dst.filename().string(), ::getpid(), g_tmp_counter++);
-    fs::remove_all(tmp, ec);
-    TREX_CHECK(fs::create_directory(tmp, ec), "{}: cannot create the temporary directory {}: {}", dir, tmp.string(),
-               ec.message());
+    staged_dir staged(dst.string(), /*hidden=*/true);
+    const fs::path tmp(staged.path());
     hf_io_report rep;
     try {
         json weight_map = json::object();
@@ -654,25 +642,9 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
         json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
         write_file_synced(tmp / kIndexName, index.dump(2) + "\n");
         write_file_synced(tmp / "config.json", hf_config_json(hf_export_config(ps.cfg, opts.dtype)).dump(2) + "\n");
-        fsync_dir(tmp);
-
-        // move into place
-        if (fs::exists(dst, ec) && !fs::is_empty(dst, ec)) {
-            const fs::path old =
-                parent / fmt::format(".{}.old-{}-{}", dst.filename().string(), ::getpid(), g_tmp_counter++);
-            fs::rename(dst, old);
-            fs::rename(tmp, dst);
-            fs::remove_all(old, ec);
-        } else {
-            fs::rename(tmp, dst);  // replaces an empty directory
-        }
-        fsync_dir(parent);
+        staged.publish();  // an existing directory (empty, or replaced with overwrite) is moved aside, then removed
     } catch (const fs::filesystem_error& e) {
-        fs::remove_all(tmp, ec);
         throw_error(one_line(fmt::format("{}: {}", dir, e.what())));
-    } catch (...) {
-        fs::remove_all(tmp, ec);
-        throw;
     }
     rep.files = n;
     rep.seconds = seconds_since(t0);

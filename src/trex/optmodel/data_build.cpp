@@ -473,17 +473,8 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
     }
     // the temporary output directory: created now, so an unwritable location fails before any work
     remove_stale_temp_entries(out_dir.has_parent_path() ? out_dir.parent_path().string() : ".", "data build");
-    const fs::path tmp = out_dir.parent_path() / (out_dir.filename().string() + ".tmp-" + std::to_string(getpid()));
-    fs::create_directories(tmp, ec);
-    TREX_CHECK(!ec, "{}: cannot create output directory: {}", out_dir.string(), ec.message());
-    struct cleanup {
-        fs::path p;
-        bool armed = true;
-        ~cleanup() {
-            std::error_code e;
-            if (armed) fs::remove_all(p, e);
-        }
-    } guard{tmp};
+    staged_dir staged(out_dir.string());
+    const fs::path tmp(staged.path());
     fs::create_directories(tmp / "cpt" / "synthetic");
     fs::create_directories(tmp / "cpt" / "resources");
     if (c.test_count > 0) {
@@ -716,19 +707,7 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
     manifest["gates"] = {{"attempts", attempts}, {"kept", (long)slots.size()}, {"drops", drops}};
     write_file((tmp / "manifest.json").string(), manifest.dump(2) + "\n");
 
-    // into place
-    if (fs::exists(out_dir, ec)) {
-        const fs::path old = out_dir.parent_path() / (out_dir.filename().string() + ".old-" + std::to_string(getpid()));
-        fs::rename(out_dir, old, ec);
-        TREX_CHECK(!ec, "{}: cannot move the old output aside: {}", out_dir.string(), ec.message());
-        fs::rename(tmp, out_dir, ec);
-        TREX_CHECK(!ec, "{}: cannot rename the new output into place: {}", out_dir.string(), ec.message());
-        fs::remove_all(old, ec);
-    } else {
-        fs::rename(tmp, out_dir, ec);
-        TREX_CHECK(!ec, "{}: cannot rename the new output into place: {}", out_dir.string(), ec.message());
-    }
-    guard.armed = false;
+    staged.publish();
 
     rep.seconds = now_seconds() - t0;
     rep.sft = sft_n;

@@ -44,11 +44,9 @@ std::string save_checkpoint_state(const std::string& run_dir, const param_store&
     fs::create_directories(root, ec);
     TREX_CHECK(!ec, "{}: cannot create the checkpoint directory: {}", root.string(), ec.message());
     const fs::path final_dir = root / step_dir_name(state.step);
-    const fs::path tmp = root / fmt::format("{}.tmp-{}", step_dir_name(state.step), (long)getpid());
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp, ec);
-    TREX_CHECK(!ec, "{}: cannot create: {}", tmp.string(), ec.message());
-    try {
+    staged_dir staged(final_dir.string());  // the checkpoint of the same step from an earlier attempt is replaced
+    const fs::path tmp(staged.path());
+    {
         {
             safetensors_writer w;
             for (size_t i = 0; i < params.specs.size(); i++) {
@@ -89,14 +87,7 @@ std::string save_checkpoint_state(const std::string& run_dir, const param_store&
             man["files"][f] = {{"bytes", file_size_or_throw(p.string())}, {"xxh64", file_xxh64(p.string())}};
         }
         write_file_atomic((tmp / "manifest.json").string(), man.dump(1));
-        fsync_dir(tmp.string());
-        fs::remove_all(final_dir, ec);  // a checkpoint of the same step from an earlier attempt
-        fs::rename(tmp, final_dir, ec);
-        TREX_CHECK(!ec, "{}: cannot rename to {}: {}", tmp.string(), final_dir.string(), ec.message());
-        fsync_dir(root.string());
-    } catch (...) {
-        fs::remove_all(tmp, ec);
-        throw;
+        staged.publish();
     }
     // keep the newest keep_last
     std::vector<std::string> steps;
