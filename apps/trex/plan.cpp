@@ -3,7 +3,8 @@
 //
 //   trex plan [--run FILE] [--model M --hardware H --devices N] [layout and setup options] [--json]
 //   trex plan search --model M --hardware H --devices N [setup options] [--top N] [--json]
-//   trex plan validate [--points FILE] [--json]
+//   trex plan search --run FILE [--top N] [--json]     (also ranks the run's layout among the alternatives)
+//   trex plan validate [--points FILE] [--holdout] [--json]
 //   trex plan calibrate --bench FILE --bandwidth FILE --out FILE
 //   trex plan compare --measured FILE --hardware FILE [--model CONFIG] [--json]
 //
@@ -14,12 +15,14 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <tuple>
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
 #include "trex/plan/compare.hpp"
 #include "trex/plan/cost.hpp"
+#include "trex/plan/fit.hpp"
 #include "trex/plan/report.hpp"
 #include "trex/plan/search.hpp"
 #include "trex/plan/validate.hpp"
@@ -38,7 +41,7 @@ struct plan_args {
     std::optional<std::string> schedule, precision, optimizer, convention, dispatcher, dispatch_dtype, moments, grads;
     std::optional<std::vector<std::string>> recompute;
     bool swap = false, no_swap = false, non_causal = false, no_zero1 = false, ep_overlap = false, tp_overlap = false;
-    bool no_sp = false, no_flash = false, dense_csa = false, json = false;
+    bool no_sp = false, no_flash = false, dense_csa = false, json = false, holdout = false;
     // search
     int top = 10, max_tp = 0;
     // validate
@@ -174,8 +177,14 @@ void run_plan(const plan_args& a) {
         print(format_result(c, r));
 }
 
+// A reference layout for the search: a run file's, or one given with --tp/--pp/... (its rank is reported).
+bool has_reference_layout(const plan_args& a) {
+    return !a.run.empty() || a.tp || a.pp || a.vpp || a.ep || a.etp || a.cp || a.schedule;
+}
+
 void run_search(const plan_args& a) {
-    const plan_run run = make_run(a, false);
+    const bool with_reference = has_reference_layout(a);
+    const plan_run run = make_run(a, with_reference);
     const calibration cal = load_calibration(a.calibration);
     const plan_model m = load_plan_model(run.model, run.setup.seq_len, run.setup.flash_attention, run.setup.dense_csa);
     const hardware_profile hw = load_hardware(run.hardware);
@@ -185,7 +194,9 @@ void run_search(const plan_args& a) {
     if (a.mbs) o.micro_batches = {*a.mbs};
     if (a.recompute) o.recompute = {*a.recompute};
     if (a.swap) o.try_swap = true;
-    const search_report rep = search_layouts(m, hw, cal, run.devices, run.setup, o);
+    const search_report rep = with_reference
+                                  ? search_layouts(m, hw, cal, run.devices, run.setup, o, run.layout, run.setup)
+                                  : search_layouts(m, hw, cal, run.devices, run.setup, o);
     if (a.json)
         std::printf("%s\n", search_json(m, hw, run.devices, rep).dump(2).c_str());
     else
@@ -194,6 +205,14 @@ void run_search(const plan_args& a) {
 
 void run_validate(const plan_args& a) {
     const calibration cal = load_calibration(a.calibration);
+    if (a.holdout) {
+        const holdout_report rep = validate_holdout(load_validation(a.points), cal);
+        if (a.json)
+            std::printf("%s\n", holdout_json(rep, cal).dump(2).c_str());
+        else
+            print(format_holdout(rep, cal));
+        return;
+    }
     const auto rows = validate_all(load_validation(a.points), cal);
     if (a.json)
         std::printf("%s\n", validation_json(rows, cal).dump(2).c_str());
@@ -271,6 +290,18 @@ void register_plan(CLI::App& app) {
     auto b = std::make_shared<plan_args>();
     CLI::App* search = plan->add_subcommand("search", "rank the feasible layouts for a device count");
     add_setup_options(search, *b);
+    search->add_option("--run", b->run,
+                       "a run file: searches its model, hardware, devices and setup, and ranks "
+                       "its layout among the alternatives");
+    for (auto [flag, dst, what] : std::vector<std::tuple<std::string, std::optional<int>*, std::string>>{
+             {"--tp", &b->tp, "tensor parallel"},
+             {"--pp", &b->pp, "pipeline stages"},
+             {"--vpp", &b->vpp, "model chunks per device"},
+             {"--ep", &b->ep, "expert parallel"},
+             {"--etp", &b->etp, "expert tensor parallel"},
+             {"--cp", &b->cp, "context parallel"}})
+        search->add_option(flag, *dst, what + " of a reference layout to rank among the alternatives");
+    search->add_option("--schedule", b->schedule, "schedule of the reference layout");
     search->add_option("--top", b->top, "layouts shown")->capture_default_str();
     search->add_option("--max-tp", b->max_tp, "largest TP tried (default: the server size)");
     search->add_option("--mbs", b->mbs, "only this micro-batch (default: 1, 2, 4)");
@@ -281,6 +312,8 @@ void register_plan(CLI::App& app) {
     CLI::App* val = plan->add_subcommand("validate", "predictions next to published runs, with relative errors");
     val->add_option("--points", v->points, "validation file")->capture_default_str();
     val->add_option("--calibration", v->calibration, "the model's constants")->capture_default_str();
+    val->add_flag("--holdout", v->holdout,
+                  "leave-one-out: fit the constants on all tested points but one, predict that one, for each");
     val->add_flag("--json", v->json, "print one JSON object");
     val->callback([v]() { run_validate(*v); });
 

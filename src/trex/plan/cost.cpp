@@ -107,7 +107,7 @@ calibration calibration_from_json(const json& j, const std::string& source) {
     jreader r(j, source);
     r.check_keys({"gemm_efficiency", "fp8_gemm_efficiency", "attention_efficiency", "gemm_half_size", "memory_passes",
                   "memory_efficiency", "ep_overlap", "tp_overlap", "background_overlap", "reserve_fraction",
-                  "comm_buffer_gb"});
+                  "comm_buffer_gb", "routing_imbalance"});
     calibration c;
     c.path = source;
     c.gemm_efficiency = r.num_req("gemm_efficiency", 1e-3, 1);
@@ -121,6 +121,7 @@ calibration calibration_from_json(const json& j, const std::string& source) {
     c.background_overlap = r.num_req("background_overlap", 0, 1);
     c.reserve_fraction = r.num_req("reserve_fraction", 0, 0.9);
     c.comm_buffer_GB = r.num_req("comm_buffer_gb", 0, 1e4);
+    c.routing_imbalance = r.num("routing_imbalance", c.routing_imbalance, 1, 100);
     return c;
 }
 
@@ -151,13 +152,15 @@ plan_setup setup_from_json(const jreader& r) {
                   "ep_overlap",
                   "tp_overlap",
                   "dp_overlap",
+                  "routing",
+                  "capacity_factor",
                   "flops_convention",
                   "causal"});
     plan_setup s;
     s.seq_len = r.integer("seq_len", s.seq_len, 1, (int64_t)1 << 30);
     s.global_batch = r.integer("global_batch", s.global_batch, 1, (int64_t)1 << 40);
     s.micro_batch = (int)r.integer("micro_batch", s.micro_batch, 1, 1 << 20);
-    s.precision = r.choice("precision", s.precision, {"bf16", "fp16", "fp8", "fp32"});
+    s.precision = r.choice("precision", s.precision, {"bf16", "fp16", "fp8", "mxfp8", "fp32"});
     s.optimizer = r.choice("optimizer", s.optimizer, {"adamw", "muon"});
     s.zero1 = r.boolean("zero1", s.zero1);
     s.shard_grads = r.boolean("shard_grads", s.shard_grads);
@@ -176,6 +179,8 @@ plan_setup setup_from_json(const jreader& r) {
     s.ep_overlap = r.boolean("ep_overlap", s.ep_overlap);
     s.tp_overlap = r.boolean("tp_overlap", s.tp_overlap);
     s.dp_overlap = r.boolean("dp_overlap", s.dp_overlap);
+    s.routing = r.choice("routing", s.routing, {"forced", "natural"});
+    s.capacity_factor = r.num("capacity_factor", s.capacity_factor, 0, 1e3);
     s.convention.name = r.choice("flops_convention", "megatron", {"megatron", "deepseek"});
     s.convention.causal = r.boolean("causal", true);
     return s;
@@ -275,9 +280,21 @@ void check_layout(const plan_model& m, const hardware_profile& hw, int64_t N, co
     } else {
         TREX_CHECK(chunks <= m.n_main_layers, "{}: {} pipeline chunks for {} layers", at, chunks, m.n_main_layers);
     }
-    if (s.precision == "fp8") hw.peak_tflops("fp8");
+    if (fp8_gemms(s)) hw.peak_tflops(s.precision);
+    TREX_CHECK(s.capacity_factor == 0 || s.capacity_factor >= 1, "capacity factor {} is below 1 (0: dropless)",
+               s.capacity_factor);
     if (s.optimizer_swap)
         TREX_CHECK(hw.host_bw_GBps > 0, "{}: optimizer swap needs host_bw_gbps in the hardware profile", hw.path);
+}
+
+bool fp8_gemms(const plan_setup& s) {
+    return s.precision == "fp8" || s.precision == "mxfp8";
+}
+
+double expert_load_factor(const plan_setup& s, const calibration& cal, int ep) {
+    if (s.routing != "natural" || ep <= 1) return 1.0;
+    const double load = cal.routing_imbalance;
+    return s.capacity_factor > 0 ? std::min(load, s.capacity_factor) : load;
 }
 
 // ------------------------------------------------------------------------------------------------- evaluate
@@ -299,7 +316,7 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     const double e_gemm =
         hw.gemm_efficiency > 0
             ? hw.gemm_efficiency
-            : (s.precision == "fp8" ? std::min(1.0, cal.fp8_gemm_efficiency * hw.fp8_gemm_scale) : cal.gemm_efficiency);
+            : (fp8_gemms(s) ? std::min(1.0, cal.fp8_gemm_efficiency * hw.fp8_gemm_scale) : cal.gemm_efficiency);
     const double gemm_rate = hw.peak_tflops(s.precision) * 1e12 * e_gemm;
     const std::string p16 = hw.tflops_bf16 > 0 ? "bf16" : (hw.tflops_fp16 > 0 ? "fp16" : s.precision);
     const double e16 = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.gemm_efficiency;
@@ -322,9 +339,10 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
     const link_tier& t_ep_out = hw.tier_for_span((int64_t)l.ep * l.etp);
     const int dom = t_in.size == 0 ? (int)N : t_in.size;
     const bool fp8_cache = s.activation_cache == "fp8" || s.activation_cache == "fp8_gemm_inputs" ||
-                           (s.activation_cache == "auto" && s.precision == "fp8");
+                           (s.activation_cache == "auto" && fp8_gemms(s));
     const bool fp8_swiglu = s.activation_cache == "fp8";
     const bool ep_overlap = s.ep_overlap || l.schedule == "dualpipe" || l.schedule == "dualpipev";
+    const double expert_load = expert_load_factor(s, cal, l.ep);  // busiest EP rank's routed tokens / the mean
 
     // EP all-to-all: seconds per token (per device token) for one dispatch+combine round trip fwd+bwd
     double ep_time_per_token = 0;
@@ -374,7 +392,8 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         e.params_expert = L.n_experts > 0 ? (double)L.n_experts / l.ep * L.p_expert / l.etp : 0;
         double kept = 0, full = 0, recomputed = 0;
         for (const auto& a : L.acts) {
-            const double b = a.bytes * T / ((a.tp_sharded || sp) ? tp : 1.0) *
+            const bool routed = a.group == act_group::moe_fc1 || a.group == act_group::moe_act;
+            const double b = (routed ? expert_load : 1.0) * a.bytes * T / ((a.tp_sharded || sp) ? tp : 1.0) *
                              ((fp8_cache && a.fp8_cache) ||
                                       (fp8_swiglu && (a.group == act_group::moe_fc1 || a.group == act_group::mlp_fc1))
                                   ? 0.5
@@ -407,7 +426,8 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         // GEMM efficiency: the calibrated peak fraction, lower for few rows or a narrow per-device width
         const double eff_dense = eff_rows_dense * size_eff(m.hidden / tp);
         const double eff_expert = eff_rows_expert * size_eff(std::max(1.0, L.expert_min_dim / l.etp));
-        e.t_gemm = (g_dense + extra_dense) / (gemm_rate * eff_dense) + (g_exp + extra_exp) / (gemm_rate * eff_expert);
+        e.t_gemm = (g_dense + extra_dense) / (gemm_rate * eff_dense) +
+                   expert_load * (g_exp + extra_exp) / (gemm_rate * eff_expert);
         e.t_att = (att + extra_att) / attn_rate;
         e.hw_flops = g_dense + g_exp + att + extra_dense + extra_exp + extra_att;
         e.t_mem = (cal.memory_passes * full + recomputed) / mem_rate;
@@ -421,7 +441,8 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         }
         if (L.moe && l.ep > 1) {
             const double rounds = rc.full ? 1.5 : 1.0;
-            e.t_ep = rounds * (ep_time_per_token * T / tp + ep_latency) * (ep_overlap ? 1 - cal.ep_overlap : 1.0);
+            e.t_ep = rounds * (expert_load * ep_time_per_token * T / tp + ep_latency) *
+                     (ep_overlap ? 1 - cal.ep_overlap : 1.0);
         }
         if (l.cp > 1) {
             const double bytes = 3.0 * (l.cp - 1) * T * L.cp_kv_bytes / (sp ? tp : 1.0);

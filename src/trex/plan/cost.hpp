@@ -27,6 +27,9 @@ struct calibration {
     double background_overlap = 0.9;     // fraction of DP and PP traffic hidden behind compute
     double reserve_fraction = 0.05;      // HBM lost to the allocator and runtime
     double comm_buffer_GB = 2.0;         // communication buffers (EP dispatch, NCCL/HCCL) per device
+    // Natural (unforced) routing: tokens on the busiest EP rank / the mean, which bounds the routed-expert GEMMs and
+    // the dispatch of a MoE layer (1 = balanced, as forced routing). Optional in the file (default below).
+    double routing_imbalance = 1.25;
 };
 
 calibration calibration_from_json(const json& j, const std::string& source);
@@ -36,8 +39,10 @@ struct plan_setup {
     int64_t seq_len = 4096;
     int64_t global_batch = 1024;         // sequences per step
     int micro_batch = 1;                 // sequences per micro-batch
-    std::string precision = "bf16";      // GEMM precision: bf16, fp16, fp8 (attention core stays 16-bit); fp32: every
-                                         // working copy and communication payload is fp32 too (our CPU engine)
+    std::string precision = "bf16";      // GEMM precision: bf16, fp16, fp8, mxfp8 (attention core stays 16-bit); fp32:
+                                         // every working copy and communication payload is fp32 too (our CPU engine).
+                                         // mxfp8: the FP8 peak, the FP8 efficiency × the profile's fp8_gemm_scale, as
+                                         // fp8 (the planner does not check that the device has MXFP8 tensor cores)
     std::string optimizer = "adamw";     // adamw or muon (Muon: matrices, one momentum; AdamW for the rest)
     bool zero1 = true;                   // distributed optimizer: state sharded over DP (dense) and EDP (experts)
     bool shard_grads = false;            // ZeRO-2 / FSDP: main gradients sharded the same way
@@ -60,7 +65,12 @@ struct plan_setup {
     // DP gradient reduce-scatter / parameter all-gather hidden behind compute (calibration background_overlap);
     // false for an engine that reduces after the backward (ours on CPU, docs/distributed.md §3)
     bool dp_overlap = true;
-    flops_convention convention;           // for MFU and TFLOPS/device
+    // MoE routing: "forced" (balanced, Megatron's moe_router_force_load_balancing, as benchmarks run) or "natural"
+    // (the router's own choice: the busiest EP rank gets calibration.routing_imbalance × the mean tokens, capped by the
+    // capacity factor when there is one; tokens over capacity are dropped and still count in the model FLOPs)
+    std::string routing = "forced";
+    double capacity_factor = 0;   // expert capacity / mean load; 0: dropless
+    flops_convention convention;  // for MFU and TFLOPS/device
 };
 
 struct plan_layout {
@@ -115,6 +125,9 @@ struct plan_result {
 // Throws trex::error (one line) when the layout is impossible for the model or the device count.
 void check_layout(const plan_model& m, const hardware_profile& hw, int64_t devices, const plan_setup& s,
                   const plan_layout& l);
+// Routed tokens on the busiest EP rank / the mean under the setup's routing (1 for forced routing or no EP).
+double expert_load_factor(const plan_setup& s, const calibration& cal, int ep);
+bool fp8_gemms(const plan_setup& s);  // fp8 or mxfp8
 plan_result evaluate(const plan_model& m, const hardware_profile& hw, const calibration& cal, int64_t devices,
                      const plan_setup& s, const plan_layout& l);
 

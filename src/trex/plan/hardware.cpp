@@ -30,13 +30,14 @@ double hardware_profile::peak_tflops(const std::string& p) const {
         v = tflops_bf16;
     else if (p == "fp16")
         v = tflops_fp16;
-    else if (p == "fp8")
+    else if (p == "fp8" || p == "mxfp8")  // MXFP8 (1x32 E8M0-scaled FP8, Blackwell) runs at the FP8 peak
         v = tflops_fp8;
     else if (p == "fp32")
         v = tflops_fp32;
     else
-        throw_error(fmt::format("unknown precision '{}' (bf16, fp16, fp8, fp32)", p));
-    TREX_CHECK(v > 0, "{}: the device has no {} peak (peak_tflops.{} is absent)", path, p, p);
+        throw_error(fmt::format("unknown precision '{}' (bf16, fp16, fp8, mxfp8, fp32)", p));
+    const std::string key = p == "mxfp8" ? "fp8" : p;
+    TREX_CHECK(v > 0, "{}: the device has no {} peak (peak_tflops.{} is absent)", path, p, key);
     return v;
 }
 

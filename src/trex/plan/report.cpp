@@ -261,6 +261,127 @@ std::string format_validation(const std::vector<validation_row>& rows, const cal
     return o;
 }
 
+namespace {
+
+// The fitted constants of `c`, one line.
+std::string knobs_str(const calibration& c) {
+    std::string s;
+    for (const auto& k : fitted_knobs())
+        s += fmt::format("{}{} {:.3g}", s.empty() ? "" : ", ", k.name, knob_value(c, k.name));
+    return s;
+}
+
+}  // namespace
+
+ojson holdout_json(const holdout_report& rep, const calibration& shipped) {
+    std::vector<validation_row> rows;
+    for (const auto& r : rep.rows) rows.push_back(r.shipped);
+    ojson j = validation_json(rows, shipped);
+    for (size_t i = 0; i < rep.rows.size(); i++) {
+        const holdout_row& r = rep.rows[i];
+        ojson& x = j["points"][i];
+        x["in_fit"] = r.in_fit;
+        x["insample_predicted"] = r.insample_predicted;
+        x["insample_rel_error"] = r.insample_rel_error;
+        x["heldout_predicted"] = r.heldout_predicted;
+        x["heldout_rel_error"] = r.heldout_rel_error;
+        ojson fold;
+        for (const auto& k : fitted_knobs()) fold[k.name] = knob_value(r.heldout_cal, k.name);
+        x["heldout_calibration"] = fold;
+    }
+    ojson fitted;
+    for (const auto& k : fitted_knobs()) fitted[k.name] = knob_value(rep.fitted, k.name);
+    j["holdout"] = {{"fit_points", rep.n_fit},
+                    {"objective", "sum of log(predicted/reported)^2 over the tested points"},
+                    {"fitted_calibration", fitted},
+                    {"mean_abs_rel_error_shipped", rep.mean_abs_shipped},
+                    {"mean_abs_rel_error_insample", rep.mean_abs_insample},
+                    {"mean_abs_rel_error_heldout", rep.mean_abs_heldout},
+                    {"max_abs_rel_error_heldout", rep.max_abs_heldout}};
+    return j;
+}
+
+std::string format_holdout(const holdout_report& rep, const calibration& shipped) {
+    std::string o = fmt::format(
+        "leave-one-out over the {} tested points: the constants ({}) fitted by least squares on log(predicted/"
+        "reported), once on every tested point (in-sample) and once per point on the others (held-out: that point "
+        "predicted by a calibration that never saw it)\n",
+        rep.n_fit, [] {
+            std::string s;
+            for (const auto& k : fitted_knobs()) s += (s.empty() ? "" : ", ") + k.name;
+            return s;
+        }());
+    o += "shipped:  " + knobs_str(shipped) + "  (" + shipped.path + ")\n";
+    o += "fit, all: " + knobs_str(rep.fitted) + "\n\n";
+    o += fmt::format("{:<28} {:>6} {:>16} {:>9} {:>10} {:>9} {:>16}  {}\n", "point", "dev", "reported", "shipped",
+                     "in-sample", "held-out", "held-out pred.", "");
+    for (const auto& r : rep.rows) {
+        const validation_point& p = r.shipped.point;
+        o += fmt::format("{:<28} {:>6} {:>16} {:>+8.1f}% {:>+9.1f}% {:>+8.1f}% {:>16}  {}\n", p.id, p.run.devices,
+                         metric_str(p.metric, p.reported), 100 * r.shipped.rel_error, 100 * r.insample_rel_error,
+                         100 * r.heldout_rel_error, metric_str(p.metric, r.heldout_predicted),
+                         r.in_fit ? "" : "(not fitted on: out of sample in every column)");
+    }
+    o += fmt::format(
+        "\nmean |error| over the {} tested points: shipped {:.1f}%, in-sample {:.1f}%, held-out {:.1f}% (worst "
+        "held-out {:.1f}%)\n",
+        rep.n_fit, 100 * rep.mean_abs_shipped, 100 * rep.mean_abs_insample, 100 * rep.mean_abs_heldout,
+        100 * rep.max_abs_heldout);
+    return o;
+}
+
+namespace {
+
+ojson candidate_json(const search_candidate& c) {
+    return {{"layout", c.layout.str()},
+            {"tp", c.layout.tp},
+            {"pp", c.layout.pp},
+            {"vpp", c.layout.vpp},
+            {"ep", c.layout.ep},
+            {"etp", c.layout.etp},
+            {"cp", c.layout.cp},
+            {"dp", c.result.dp},
+            {"schedule", c.layout.schedule},
+            {"micro_batch", c.setup.micro_batch},
+            {"recompute", c.setup.recompute},
+            {"optimizer_swap", c.setup.optimizer_swap},
+            {"fits", c.result.fits},
+            {"tokens_per_s_per_device", c.result.tokens_per_s_per_device},
+            {"tflops_per_device", c.result.tflops_per_device},
+            {"mfu", c.result.mfu},
+            {"step_s", c.result.t_step},
+            {"peak_gb", c.result.peak_GB},
+            {"headroom_gb", c.result.headroom_GB}};
+}
+
+ojson ranked_json(const ranked_candidate& r, const search_report& rep) {
+    ojson j = candidate_json(r.candidate);
+    j["rank"] = r.rank;
+    j["of_fitting"] = rep.fitting();
+    if (!rep.best.empty())
+        j["tokens_per_s_vs_best"] = r.candidate.result.tokens_per_s / rep.best.front().result.tokens_per_s;
+    return j;
+}
+
+std::string search_row(const std::string& rank, const search_candidate& c) {
+    const std::string l = c.layout.str() + fmt::format(" DP{}", c.result.dp);
+    return fmt::format("{:>4} {:<40} {:>4} {:<28} {:>5} {:>10.1f} {:>8.1f} {:>6.2f}% {:>8.2f}s {:>9.1f} {:>+9.1f}\n",
+                       rank, l, c.setup.micro_batch, join(c.setup.recompute), c.setup.optimizer_swap ? "yes" : "no",
+                       c.result.tokens_per_s_per_device, c.result.tflops_per_device, 100 * c.result.mfu,
+                       c.result.t_step, c.result.peak_GB, c.result.headroom_GB);
+}
+
+std::string ranked_line(const std::string& what, const ranked_candidate& r, const search_report& rep) {
+    if (r.rank == 0)
+        return fmt::format("{}: does not fit (peak {:.1f} GB, headroom {:+.1f} GB)\n", what, r.candidate.result.peak_GB,
+                           r.candidate.result.headroom_GB);
+    const double best = rep.best.empty() ? 0 : rep.best.front().result.tokens_per_s;
+    return fmt::format("{}: rank {} of {} fitting layouts, {:.0f}% of the best's tokens/s\n", what, r.rank,
+                       rep.fitting(), best > 0 ? 100 * r.candidate.result.tokens_per_s / best : 0.0);
+}
+
+}  // namespace
+
 ojson search_json(const plan_model& m, const hardware_profile& hw, int64_t devices, const search_report& rep) {
     ojson j;
     j["model"] = m.name;
@@ -273,46 +394,47 @@ ojson search_json(const plan_model& m, const hardware_profile& hw, int64_t devic
     ojson a = ojson::array();
     int rank = 1;
     for (const auto& c : rep.best) {
-        a.push_back({{"rank", rank++},
-                     {"layout", c.layout.str()},
-                     {"tp", c.layout.tp},
-                     {"pp", c.layout.pp},
-                     {"vpp", c.layout.vpp},
-                     {"ep", c.layout.ep},
-                     {"etp", c.layout.etp},
-                     {"cp", c.layout.cp},
-                     {"dp", c.result.dp},
-                     {"schedule", c.layout.schedule},
-                     {"micro_batch", c.setup.micro_batch},
-                     {"recompute", c.setup.recompute},
-                     {"optimizer_swap", c.setup.optimizer_swap},
-                     {"tokens_per_s_per_device", c.result.tokens_per_s_per_device},
-                     {"tflops_per_device", c.result.tflops_per_device},
-                     {"mfu", c.result.mfu},
-                     {"step_s", c.result.t_step},
-                     {"peak_gb", c.result.peak_GB},
-                     {"headroom_gb", c.result.headroom_GB}});
+        ojson x = candidate_json(c);
+        x["rank"] = rank++;
+        a.push_back(x);
     }
     j["best"] = a;
+    if (rep.reference) j["reference"] = ranked_json(*rep.reference, rep);
+    if (rep.reference_best) j["reference_best_setup"] = ranked_json(*rep.reference_best, rep);
     return j;
 }
 
 std::string format_search(const plan_model& m, const hardware_profile& hw, int64_t devices, const search_report& rep) {
-    std::string o =
-        fmt::format("{} on {} x {}: {} layouts evaluated in {:.2f} s ({} impossible, {} do not fit, {} fit)\n\n",
-                    m.name, devices, hw.name, rep.evaluated, rep.seconds, rep.impossible, rep.not_fitting,
-                    rep.evaluated - rep.impossible - rep.not_fitting);
-    o += fmt::format("{:>4} {:<34} {:>4} {:<28} {:>5} {:>10} {:>8} {:>7} {:>9} {:>9} {:>9}\n", "rank", "layout", "MBS",
+    std::string o = fmt::format(
+        "{} on {} x {}: {} layouts evaluated in {:.2f} s ({} impossible, {} do not fit, {} fit)\n\n", m.name, devices,
+        hw.name, rep.evaluated, rep.seconds, rep.impossible, rep.not_fitting, rep.fitting());
+    o += fmt::format("{:>4} {:<40} {:>4} {:<28} {:>5} {:>10} {:>8} {:>7} {:>9} {:>9} {:>9}\n", "rank", "layout", "MBS",
                      "recompute", "swap", "tok/s/dev", "TF/dev", "MFU", "step", "peak GB", "headroom");
     int rank = 1;
-    for (const auto& c : rep.best) {
-        std::string l = c.layout.str() + fmt::format(" DP{}", c.result.dp);
-        o += fmt::format("{:>4} {:<34} {:>4} {:<28} {:>5} {:>10.1f} {:>8.1f} {:>6.2f}% {:>8.2f}s {:>9.1f} {:>+9.1f}\n",
-                         rank++, l, c.setup.micro_batch, join(c.setup.recompute), c.setup.optimizer_swap ? "yes" : "no",
-                         c.result.tokens_per_s_per_device, c.result.tflops_per_device, 100 * c.result.mfu,
-                         c.result.t_step, c.result.peak_GB, c.result.headroom_GB);
-    }
+    for (const auto& c : rep.best) o += search_row(std::to_string(rank++), c);
     if (rep.best.empty()) o += "no layout fits\n";
+    if (rep.reference) {
+        const auto rank_str = [](const ranked_candidate& r) { return r.rank > 0 ? std::to_string(r.rank) : "-"; };
+        const ranked_candidate& own = *rep.reference;
+        const plan_setup& s = own.candidate.setup;
+        const bool own_is_best = rep.reference_best &&
+                                 rep.reference_best->candidate.setup.micro_batch == s.micro_batch &&
+                                 rep.reference_best->candidate.setup.recompute == s.recompute &&
+                                 rep.reference_best->candidate.setup.optimizer_swap == s.optimizer_swap;
+        o += "\nthe given layout with its own setup";
+        if (rep.reference_best && !own_is_best) o += ", then with the best of the searched setups for it";
+        o += ":\n";
+        o += search_row(rank_str(own), own.candidate);
+        if (rep.reference_best && !own_is_best)
+            o += search_row(rank_str(*rep.reference_best), rep.reference_best->candidate);
+        o += ranked_line("  own setup", own, rep);
+        if (!rep.reference_best)
+            o += "  no searched setup of this layout fits\n";
+        else if (own_is_best)
+            o += "  (its own setup is the fastest of the searched setups for this layout)\n";
+        else
+            o += ranked_line("  best setup", *rep.reference_best, rep);
+    }
     return o;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trex/plan/cost.hpp"
+#include "trex/plan/fit.hpp"
 #include "trex/plan/search.hpp"
 #include "trex/plan/validate.hpp"
 
@@ -27,6 +28,9 @@ std::string format_result(const plan_context& c, const plan_result& r);
 
 nlohmann::ordered_json validation_json(const std::vector<validation_row>& rows, const calibration& cal);
 std::string format_validation(const std::vector<validation_row>& rows, const calibration& cal);
+// `trex plan validate --holdout`: the shipped, in-sample and held-out error of every point (fit.hpp).
+nlohmann::ordered_json holdout_json(const holdout_report& rep, const calibration& shipped);
+std::string format_holdout(const holdout_report& rep, const calibration& shipped);
 
 nlohmann::ordered_json search_json(const plan_model& m, const hardware_profile& hw, int64_t devices,
                                    const search_report& rep);
