@@ -138,6 +138,8 @@ TEST(RefactorFingerprint, TrainingIsBitwiseThatOfThePreRefactorMain) {
     for (const auto& c : kCases) {
         SCOPED_TRACE(c.config);
         EXPECT_EQ(now[c.config]["model_step"], want[c.config]["model_step"]);
-        if (trains(c)) EXPECT_EQ(now[c.config]["train"], want[c.config]["train"]);
+        if (trains(c)) {
+            EXPECT_EQ(now[c.config]["train"], want[c.config]["train"]);
+        }
     }
 }

@@ -34,6 +34,7 @@
 #include "trex/train/peak.hpp"
 #include "trex/train/pipeline_step.hpp"
 #include "trex/train/report.hpp"
+#include "trex/train/step_reducer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -335,7 +336,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         world.barrier_async()->wait_while_progressing([&ckpt_dir] { return tree_signature(ckpt_dir); });
     };
 
-    constexpr int kLossFields = 5;  // loss, lm, mtp, bal, idx per micro-batch
+    step_reducer reducer(cfg.grad_accum, dp);
     // Each micro-batch's gradients are computed from zero and added to the step's sum in micro-batch order
     // (acc = ((G_0 + G_1) + G_2) + ...): the order the DP reduction uses across ranks, so that one process running
     // the ranks' micro-batches gives bitwise the same sum (docs/distributed.md).
@@ -368,8 +369,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         P.zero_grads();
         // micro-batch m of the step goes to DP rank m % dp; every rank packs them all (the data cursor stays the
         // same everywhere) and computes its own
-        std::vector<double> mine((size_t)kLossFields * cfg.grad_accum, 0.0);
-        std::vector<std::vector<int64_t>> load;
+        reducer.begin_step();
         int64_t step_tokens = 0, step_targets = 0;
         int64_t own = 0;
         for (int64_t m = 0; m < micro_total; m++) {
@@ -385,41 +385,15 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             if (own > 0) P.zero_grads();
             const step_result r = model.step(batch.view(), so);
             accumulate(own++);
-            double* f = mine.data() + (m / dp) * kLossFields;
-            f[0] = r.loss, f[1] = r.lm, f[2] = r.mtp, f[3] = r.bal, f[4] = r.idx;
-            if (load.empty())
-                load = r.expert_load;
-            else
-                for (size_t l = 0; l < r.expert_load.size(); l++)
-                    for (size_t e = 0; e < r.expert_load[l].size(); e++) load[l][e] += r.expert_load[l][e];
+            reducer.add(m, r);
         }
         // pipelined: every rank of a pipeline gets the whole model's losses of its micro-batches (the all-gather below
         // reads them from the first stage's ranks) and its own blocks' expert loads (summed over the world below)
-        if (pipe) pipe->run(pipe_batches, so, mine, load);
+        if (pipe) pipe->run(pipe_batches, so, reducer.losses(), reducer.loads());
         if (cfg.grad_accum > 1) std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
-        // losses summed in micro-batch order (as one process running all micro-batches would); loads summed
-        std::vector<double> all(mine.size() * dpc.size());
-        dpc.all_gather(mine.data(), all.data(), std::vector<int64_t>(dpc.size(), (int64_t)mine.size()),
-                       dist::dtype::f64);
-        step_result acc;
-        const double w = 1.0 / (double)micro_total;
-        for (int64_t m = 0; m < micro_total; m++) {
-            const double* f = all.data() + (m % dp) * mine.size() + (m / dp) * kLossFields;
-            acc.loss += w * f[0];
-            acc.lm += w * f[1];
-            acc.mtp += w * f[2];
-            acc.bal += w * f[3];
-            acc.idx += w * f[4];
-        }
-        // loads: every rank's own micro-batches (and, pipelined, its own blocks, zeros elsewhere), summed over the
-        // world; the tensor-parallel copies of a micro-batch count once (tp rank 0)
-        std::vector<int64_t> flat;
-        for (const auto& l : load) flat.insert(flat.end(), l.begin(), l.end());
-        if (dc.mesh.tp_rank != 0) std::fill(flat.begin(), flat.end(), 0);
-        world.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
-        acc.expert_load = load;
-        for (size_t l = 0, k = 0; l < load.size(); l++)
-            for (size_t e = 0; e < load[l].size(); e++) acc.expert_load[l][e] = flat[k++];
+        // losses summed in micro-batch order (as one process running all micro-batches would); loads summed over the
+        // world, the tensor-parallel copies of a micro-batch counted once (tp rank 0)
+        const step_result acc = reducer.reduce(dpc, world, dc.mesh.tp_rank == 0);
 
         if (tp) tp->drop_replicated_gradients(P);  // ZeRO-1 then sums over TP and DP ranks alike
         opt.reduce_gradients();
