@@ -260,6 +260,11 @@ TEST(Config, LoadErrors) {
     // empty file
     write_file(dir + "/empty.json", "");
     EXPECT_NE(load_error(dir + "/empty.json").find("malformed JSON"), std::string::npos);
+    // a number beyond double's range: the JSON parser throws out_of_range (not parse_error), still a trex::error
+    write_file(dir + "/overflow.json", "{\"vocab_size\": 4096, \"rope_theta\": 1e999}");
+    msg = load_error(dir + "/overflow.json");
+    EXPECT_NE(msg.find(dir + "/overflow.json: malformed JSON: number overflow parsing '1e999'"), std::string::npos)
+        << msg;
     // a directory with config.json loads, and errors name the file inside it
     std::filesystem::create_directories(dir + "/model");
     std::filesystem::copy_file(source_path("configs/v4-tiny.json"), dir + "/model/config.json",

@@ -148,6 +148,9 @@ TEST(EvalBenchmarks, TruncatedFilesNameFileAndLine) {
         {"[\n  {\"en_question\": \"q1\", \"en_answer\": 1},\n  {\"en_question\": \"q2, \"en_answer\": 2}\n",
          "string.json:3: the text ends inside a string"},
         {"\n\n   \"just a string\"", "str.json:3: expected a JSON list, a JSON object of records, or JSONL"},
+        // a stray closer once looped forever, pushing empty elements until memory ran out (found by fuzz_benchmark)
+        {"[1}]", "closer.json:1: unexpected '}'"},
+        {"{\"a\": {\"en_question\": \"q\"}\n]", "closer2.json:2: unexpected ']'"},
     };
     for (const auto& [text, want] : cases) {
         const std::string path = dir + "/" + want.substr(0, want.find(':'));

@@ -245,6 +245,8 @@ TEST_F(SafetensorsTest, BadFilesGiveOneLineErrors) {
         {"garbage", std::string("\x10\x00\x00\x00\x00\x00\x00\x00", 8) + "this is no json!", "bad header JSON"},
         {"binary garbage", le64(8) + std::string("\xff\xfe\x00\x01\x80\x7f{[", 8), "bad header JSON"},
         {"not an object", make_file("[1,2,3]", ""), "expected a JSON object"},
+        {"number overflow", make_file("{\"a\":{\"dtype\":\"F32\",\"shape\":[1e999],\"data_offsets\":[0,16]}}", good_data),
+         "bad header JSON: number overflow parsing '1e999'"},
         {"unknown dtype", make_file("{\"a\":{\"dtype\":\"F7\",\"shape\":[4],\"data_offsets\":[0,16]}}", good_data),
          "tensor 'a': unknown dtype 'F7'"},
         {"size mismatch", make_file("{\"a\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[0,12]}}", good_data),

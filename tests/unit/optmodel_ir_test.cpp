@@ -225,3 +225,26 @@ TEST(OptmodelIr, BadFilesGiveOneLineErrors) {
     EXPECT_THROW(read_lp_file(tmp_path("missing.lp")), trex::error);
     std::filesystem::remove(p);
 }
+
+// A free bound after a fixed one makes GLPK 5.0's MPS reader fail an internal assertion (a fatal error) in both the
+// free and the fixed format. The fatal error of the first attempt frees GLPK's environment and the hooks with it; the
+// second attempt must still be guarded (found by fuzz/mps_fuzz.cpp: it used to abort the process).
+TEST(OptmodelIr, GlpkFatalErrorInEveryMpsAttemptIsAnError) {
+    const std::string mps =
+        "NAME          T\nROWS\n N  COST\n L  LIM1\nCOLUMNS\n"
+        "    X1        COST               1.0   LIM1               1.0\n"
+        "RHS\n    RHS       LIM1               4.0\n"
+        "BOUNDS\n FX BND       X1                 1.0\n FR BND       X1\nENDATA\n";
+    for (int run = 0; run < 2; run++) {
+        try {
+            read_mps_text(mps, "fx_fr.mps", mps_format::detect);
+            FAIL() << "GLPK read it";
+        } catch (const trex::error& e) {
+            const std::string msg = e.what();
+            EXPECT_EQ(msg.rfind("fx_fr.mps: not a valid MPS file: ", 0), 0u) << msg;
+            EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+        }
+    }
+    // GLPK still works afterwards
+    EXPECT_NO_THROW(read_lp_text("Minimize\n obj: x\nSubject To\n c1: x >= 1\nEnd\n", "after.lp"));
+}

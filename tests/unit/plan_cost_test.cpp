@@ -3,12 +3,14 @@
 // V4-Flash, and impossible layouts.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/plan/cost.hpp"
+#include "trex/plan/json_reader.hpp"
 
 using namespace trex::plan;
 using trex::test::error_of;
@@ -309,6 +311,10 @@ TEST(PlanCost, MalformedFilesNameTheKey) {
               std::string::npos);
     EXPECT_NE(error_of([] { load_hardware("no-such-device"); }).find("hardware profile 'no-such-device' not found"),
               std::string::npos);
+    // a number beyond double's range: the JSON parser throws out_of_range (not parse_error), still a trex::error
+    const std::string overflow = trex::test::scratch_dir("plan_overflow") + "/overflow.json";
+    std::ofstream(overflow) << R"({"model": "v4-pro", "devices": 1e999})";
+    EXPECT_NE(error_of([&] { read_json_file(overflow); }).find(overflow + ": invalid JSON"), std::string::npos);
 }
 
 // Every shipped profile loads; the Ascend units are dies with the BF16 Cube peak as the MFU denominator.

@@ -283,6 +283,17 @@ TEST(TokenizerChat, BadMessagesAreOneLineErrors) {
     EXPECT_EQ(err(R"({"msgs":[]})"), "m.json: expected an array of messages or an object with \"messages\"");
 }
 
+// A number beyond double's range makes the JSON parser throw out_of_range, not parse_error: still a one-line
+// trex::error naming the file.
+TEST(TokenizerLoad, NumberOverflowIsOneLineError) {
+    const std::string path = trex::test::scratch_dir("tokenizer_overflow") + "/tokenizer.json";
+    std::ofstream(path) << "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 1e999}}}\n";
+    const std::string msg = trex::test::error_of([&] { tok::tokenizer::from_file(path); });
+    EXPECT_NE(msg.find(path + ": malformed JSON"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("number overflow"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
 TEST(TokenizerLoad, MergesInStringAndListFormsAgree) {
     std::ifstream in(source_path("tests/golden/tokenizer/trained_v1000.json"));
     nlohmann::json j = nlohmann::json::parse(in);

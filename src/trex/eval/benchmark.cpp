@@ -221,6 +221,8 @@ bool split_json_elements(const std::string& text, std::vector<json_element>* out
         }
         i = std::min(i, text.size());  // an escape at the very end
         if (in_str) return fail(fmt::format("{}: the text ends inside a string", el.line));
+        if (i == b && i < text.size() && text[i] != ',')  // a closer that closes nothing here, e.g. the '}' of [1}]
+            return fail(fmt::format("{}: unexpected '{}'", line, text[i]));
         el.text = text.substr(b, i - b);
         out->push_back(std::move(el));
         if (i < text.size() && text[i] == ',') i++;

@@ -73,7 +73,7 @@ layout read_layout(const std::string& dir) {
             TREX_CHECK(in.good(), "{}: cannot open", L.index_path);
             try {
                 j = json::parse(in);
-            } catch (const json::parse_error& e) {
+            } catch (const json::exception& e) {  // parse_error, or out_of_range for a number such as 1e999
                 std::string msg = e.what();
                 auto pos = msg.find("] ");
                 if (pos != std::string::npos) msg = msg.substr(pos + 2);

@@ -199,7 +199,7 @@ safetensors_file::safetensors_file(const std::string& path) : path_(path) {
         ojson h;
         try {
             h = ojson::parse(map_ + 8, map_ + 8 + n);
-        } catch (const ojson::parse_error& e) {
+        } catch (const ojson::exception& e) {  // parse_error, or out_of_range for a number beyond double's range
             std::string msg = e.what();
             auto pos = msg.find("] ");
             if (pos != std::string::npos) msg = msg.substr(pos + 2);

@@ -379,6 +379,10 @@ model_config load_config(const std::string& path) {
         for (char& ch : msg)
             if (ch == '\n' || ch == '\r') ch = ' ';
         throw_error(fmt::format("{}: malformed JSON (byte {}): {}", file, e.byte, msg));
+    } catch (const json::out_of_range& e) {  // 406: a number beyond double's range (1e999), thrown while parsing
+        const std::string msg = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e999'"
+        const auto pos = msg.find("] ");
+        throw_error(fmt::format("{}: malformed JSON: {}", file, pos == std::string::npos ? msg : msg.substr(pos + 2)));
     }
     return config_from_json(j, file);
 }

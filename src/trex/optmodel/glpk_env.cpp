@@ -26,12 +26,19 @@ void error_hook(void*) {
     // not under a guard: GLPK will abort(); nothing sensible is left to do
 }
 
+// The hooks live in GLPK's environment, which error_hook frees: installed again before every guarded run, so a second
+// run under the same glpk_quiet (read_mps_file's fixed-format attempt after a fatal free-format one) is still quiet
+// and still guarded.
+void install_hooks() {
+    glp_term_hook(term_hook, nullptr);
+    glp_error_hook(error_hook, nullptr);
+}
+
 }  // namespace
 
 glpk_quiet::glpk_quiet() {
     t_log.clear();
-    glp_term_hook(term_hook, nullptr);
-    glp_error_hook(error_hook, nullptr);
+    install_hooks();
 }
 
 glpk_quiet::~glpk_quiet() {
@@ -55,6 +62,7 @@ std::string glpk_quiet::last_message() const {
 }
 
 bool glpk_guarded(void (*fn)(void*), void* ctx) {
+    install_hooks();
     if (setjmp(t_jump) != 0) {
         t_armed = false;
         return false;

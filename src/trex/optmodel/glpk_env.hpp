@@ -27,7 +27,8 @@ class glpk_quiet {
 
 // Runs fn(ctx) (plain calls to GLPK) so that a GLPK fatal error (GLPK would abort() the process) returns false
 // instead: GLPK's error hook long-jumps back here after freeing the GLPK environment (glp_free_env), so every GLPK
-// object created before is gone. fn must not own objects with destructors.
+// object created before is gone. fn must not own objects with destructors. Runs under a glpk_quiet, whose hooks it
+// installs again first (a fatal error in an earlier run freed them with the environment).
 bool glpk_guarded(void (*fn)(void*), void* ctx);
 
 template <typename F>

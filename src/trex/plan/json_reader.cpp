@@ -18,7 +18,7 @@ json read_json_file(const std::string& path) {
     ss << f.rdbuf();
     try {
         return json::parse(ss.str());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond double's range
         std::string what = e.what();
         for (auto& c : what)
             if (c == '\n') c = ' ';

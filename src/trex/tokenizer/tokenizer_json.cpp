@@ -437,7 +437,7 @@ tokenizer tokenizer::from_file(const std::string& path) {
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond double's range
         std::string msg = e.what();
         for (auto& c : msg)
             if (c == '\n') c = ' ';
