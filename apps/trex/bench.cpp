@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "trex/bench/bench_eval.hpp"
+#include "trex/bench/bench_step.hpp"
+#include "trex/bench/bench_tokenizer.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/embedded_config.hpp"
-#include "trex/eval/bench_eval.hpp"
-#include "trex/tokenizer/bench.hpp"
-#include "trex/train/bench_step.hpp"
 
 namespace trex::cli {
 
@@ -20,7 +20,7 @@ void register_bench(CLI::App& app) {
     auto* step = bench->add_subcommand("step", "time one training step (forward + backward) on CPU");
     struct args_t {
         std::string config;
-        bench_step_options opt;
+        bench::bench_step_options opt;
         bool json = false;
     };
     auto args = std::make_shared<args_t>();
@@ -52,11 +52,11 @@ void register_bench(CLI::App& app) {
             cfg = load_config(args->config);
             name = args->config;
         }
-        const bench_step_result r = run_bench_step(cfg, name, args->opt);
+        const bench::bench_step_result r = bench::run_bench_step(cfg, name, args->opt);
         if (args->json)
-            std::printf("%s\n", bench_step_json(r).dump().c_str());
+            std::printf("%s\n", bench::bench_step_json(r).dump().c_str());
         else
-            std::printf("%s", format_bench_step(r).c_str());
+            std::printf("%s", bench::format_bench_step(r).c_str());
     });
 
     register_bench_dist(bench);
@@ -64,7 +64,7 @@ void register_bench(CLI::App& app) {
 
     auto* ev = bench->add_subcommand("eval", "judging throughput of trex eval on replayed answers");
     struct eval_args_t {
-        trex::eval::bench_eval_options opt;
+        bench::bench_eval_options opt;
         bool json = false;
     };
     auto eargs = std::make_shared<eval_args_t>();
@@ -76,16 +76,16 @@ void register_bench(CLI::App& app) {
     ev->add_option("--dir", eargs->opt.dir, "keep the synthetic benchmark and the runs here");
     ev->add_flag("--json", eargs->json, "print one JSON object");
     ev->callback([eargs]() {
-        const trex::eval::bench_eval_result r = trex::eval::run_bench_eval(eargs->opt);
+        const bench::bench_eval_result r = bench::run_bench_eval(eargs->opt);
         if (eargs->json)
-            std::printf("%s\n", trex::eval::bench_eval_json(r).dump().c_str());
+            std::printf("%s\n", bench::bench_eval_json(r).dump().c_str());
         else
-            std::printf("%s", trex::eval::format_bench_eval(r).c_str());
+            std::printf("%s", bench::format_bench_eval(r).c_str());
     });
 
     auto* tk = bench->add_subcommand("tokenizer", "encode a corpus with trex and HF tokenizers: MB/s and ratio");
     struct tok_args_t {
-        tok::bench_tokenizer_options opt;
+        bench::bench_tokenizer_options opt;
         bool no_peer = false, json = false;
     };
     auto targs = std::make_shared<tok_args_t>();
@@ -101,11 +101,11 @@ void register_bench(CLI::App& app) {
     tk->add_flag("--json", targs->json, "print one JSON object");
     tk->callback([targs]() {
         targs->opt.peer = !targs->no_peer;
-        const auto r = tok::run_bench_tokenizer(targs->opt);
+        const auto r = bench::run_bench_tokenizer(targs->opt);
         if (targs->json)
-            std::printf("%s\n", tok::bench_tokenizer_json(r).dump().c_str());
+            std::printf("%s\n", bench::bench_tokenizer_json(r).dump().c_str());
         else
-            std::printf("%s", tok::format_bench_tokenizer(r).c_str());
+            std::printf("%s", bench::format_bench_tokenizer(r).c_str());
     });
 }
 

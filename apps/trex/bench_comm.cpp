@@ -7,13 +7,13 @@
 
 #include "commands.hpp"
 #include "trex/base/files.hpp"
-#include "trex/dist/bench_comm.hpp"
+#include "trex/bench/bench_comm.hpp"
 
 namespace trex::cli {
 
 void register_bench_comm(CLI::App* bench) {
     auto* cmd = bench->add_subcommand("comm", "link latency and bandwidth between ranks, memory bandwidth per rank");
-    auto o = std::make_shared<dist::comm_bench_options>();
+    auto o = std::make_shared<bench::comm_bench_options>();
     auto out = std::make_shared<std::string>();
     auto json = std::make_shared<bool>(false);
     cmd->add_option("--sizes", o->sizes, "ping-pong message sizes in bytes")->capture_default_str();
@@ -25,13 +25,13 @@ void register_bench_comm(CLI::App* bench) {
     cmd->add_option("--out", *out, "write the bandwidth file of `trex plan calibrate --bandwidth` here");
     cmd->add_flag("--json", *json, "print the bandwidth file instead of the table");
     cmd->callback([o, out, json]() {
-        std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+        std::unique_ptr<parallel::communicator> world = parallel::make_world_communicator();
         try {
-            const dist::comm_bench_result r = dist::run_comm_bench(*world, *o);
+            const bench::comm_bench_result r = bench::run_comm_bench(*world, *o);
             if (world->rank() != 0) return;
-            const std::string bw = dist::comm_bench_bandwidth_json(r);
+            const std::string bw = bench::comm_bench_bandwidth_json(r);
             if (!out->empty()) write_file_atomic(*out, bw);
-            std::printf("%s", *json ? bw.c_str() : dist::format_comm_bench(r).c_str());
+            std::printf("%s", *json ? bw.c_str() : bench::format_comm_bench(r).c_str());
             if (!out->empty() && !*json) std::printf("wrote %s\n", out->c_str());
         } catch (const std::exception& e) {
             if (world->size() == 1) throw;

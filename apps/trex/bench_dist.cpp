@@ -6,13 +6,13 @@
 
 #include "commands.hpp"
 #include "trex/base/files.hpp"
-#include "trex/dist/bench_dist.hpp"
+#include "trex/bench/bench_dist.hpp"
 
 namespace trex::cli {
 
 void register_bench_dist(CLI::App* bench) {
     auto* cmd = bench->add_subcommand("dist", "distributed step time: compute vs exposed communication, per layout");
-    auto o = std::make_shared<dist::dist_bench_options>();
+    auto o = std::make_shared<bench::dist_bench_options>();
     cmd->add_option("--config", o->config, "model config.json (default: the embedded configs/v4-tiny.json)");
     cmd->add_option("--batch", o->batch, "rows per rank and step")->capture_default_str();
     cmd->add_option("--seq", o->seq, "tokens per row")->capture_default_str();
@@ -31,13 +31,13 @@ void register_bench_dist(CLI::App* bench) {
     cmd->add_flag("--json", *json, "print one JSON object (the input of `trex plan compare`)");
     cmd->add_option("--out", *out, "also write that JSON object to this file");
     cmd->callback([o, json, out]() {
-        std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+        std::unique_ptr<parallel::communicator> world = parallel::make_world_communicator();
         try {
-            const auto rows = dist::run_dist_bench(*world, *o);
+            const auto rows = bench::run_dist_bench(*world, *o);
             if (world->rank() == 0) {
-                const std::string j = dist::dist_bench_json(rows, world->size(), *o);
+                const std::string j = bench::dist_bench_json(rows, world->size(), *o);
                 if (!out->empty()) write_file_atomic(*out, j);
-                std::printf("%s", *json ? j.c_str() : dist::format_dist_bench(rows, world->size(), *o).c_str());
+                std::printf("%s", *json ? j.c_str() : bench::format_dist_bench(rows, world->size(), *o).c_str());
             }
         } catch (const std::exception& e) {
             if (world->size() == 1) throw;

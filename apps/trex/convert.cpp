@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "trex/base/error.hpp"
 #include "trex/io/hf_checkpoint.hpp"
-#include "trex/train/checkpoint.hpp"
+#include "trex/io/checkpoint.hpp"
 #include "trex/model/config.hpp"
 
 namespace trex::cli {

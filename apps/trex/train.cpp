@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 #include "trex/train/trainer.hpp"
 
 namespace trex::cli {
@@ -37,7 +37,7 @@ void register_train(CLI::App& app) {
         if (pp->count() > 0) sets.push_back("dist.pp=" + a->pp);
         if (ep->count() > 0) sets.push_back("dist.ep=" + a->ep);
         // under mpirun: MPI; an error on one rank ends every rank (the others would wait for it)
-        std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+        std::unique_ptr<parallel::communicator> world = parallel::make_world_communicator();
         train_summary s;
         try {
             const train_config cfg = load_train_config(a->config, sets);

@@ -11,18 +11,18 @@
 
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
-#include "trex/dist/communicator.hpp"
-#include "trex/dist/mesh.hpp"
-#include "trex/dist/pipeline.hpp"
-#include "trex/dist/pipeline_runner.hpp"
+#include "trex/parallel/communicator.hpp"
+#include "trex/parallel/mesh.hpp"
+#include "trex/parallel/pipeline.hpp"
+#include "trex/parallel/pipeline_runner.hpp"
 #include "trex/model/model.hpp"
 #include "trex/train/synthetic_batch.hpp"
 
 namespace {
 
-using trex::dist::pp_action;
-using trex::dist::pp_op;
-using trex::dist::pp_schedule_kind;
+using trex::parallel::pp_action;
+using trex::parallel::pp_op;
+using trex::parallel::pp_schedule_kind;
 
 trex::model_config micro() {
     return trex::load_config(trex::test::source_path("configs/v4-micro.json"));
@@ -36,7 +36,7 @@ void simulate(pp_schedule_kind kind, int pp, int v, int m) {
     SCOPED_TRACE(testing::Message() << "pp " << pp << " v " << v << " m " << m);
     const int C = pp * v;
     std::vector<std::vector<pp_action>> lists;
-    for (int r = 0; r < pp; r++) lists.push_back(trex::dist::pipeline_schedule(kind, pp, v, m, r));
+    for (int r = 0; r < pp; r++) lists.push_back(trex::parallel::pipeline_schedule(kind, pp, v, m, r));
     // (kind, mb, model chunk) of messages on the wire; activations of model chunk mc, gradients of its input
     std::set<std::tuple<int, int, int>> wire;
     std::set<std::pair<int, int>> fwd_done, bwd_done;  // (mb, model chunk)
@@ -109,18 +109,18 @@ trex::synthetic_batch batch_of(int V, uint32_t seed) {
 
 TEST(PipelineSchedule, OneFOneBListIsPipeDreamFlush) {
     // pp 2, m 4: rank 0 runs one warm-up forward, then 1F1B, then the last backward
-    auto s = trex::dist::pipeline_schedule(pp_schedule_kind::one_f_one_b, 2, 1, 4, 0);
+    auto s = trex::parallel::pipeline_schedule(pp_schedule_kind::one_f_one_b, 2, 1, 4, 0);
     std::vector<std::string> got;
-    for (const pp_action& a : s) got.push_back(std::string(trex::dist::pp_op_name(a.op)) + std::to_string(a.mb));
+    for (const pp_action& a : s) got.push_back(std::string(trex::parallel::pp_op_name(a.op)) + std::to_string(a.mb));
     const std::vector<std::string> want = {"forward0",       "send_forward0", "forward1",       "send_forward1",
                                            "recv_backward0", "backward0",     "forward2",       "send_forward2",
                                            "recv_backward1", "backward1",     "forward3",       "send_forward3",
                                            "recv_backward2", "backward2",     "recv_backward3", "backward3"};
     EXPECT_EQ(got, want);
     // the last rank alternates from the start and sends gradients back
-    s = trex::dist::pipeline_schedule(pp_schedule_kind::one_f_one_b, 2, 1, 2, 1);
+    s = trex::parallel::pipeline_schedule(pp_schedule_kind::one_f_one_b, 2, 1, 2, 1);
     got.clear();
-    for (const pp_action& a : s) got.push_back(std::string(trex::dist::pp_op_name(a.op)) + std::to_string(a.mb));
+    for (const pp_action& a : s) got.push_back(std::string(trex::parallel::pp_op_name(a.op)) + std::to_string(a.mb));
     EXPECT_EQ(got, (std::vector<std::string>{"recv_forward0", "forward0", "backward0", "send_backward0",
                                              "recv_forward1", "forward1", "backward1", "send_backward1"}));
 }
@@ -130,8 +130,8 @@ TEST(PipelineSchedule, OneFOneBRunsAndKeepsPpMinusRankInFlight) {
         for (int m = 1; m <= 9; m++) {
             simulate(pp_schedule_kind::one_f_one_b, pp, 1, m);
             for (int r = 0; r < pp; r++) {
-                const auto s = trex::dist::pipeline_schedule(pp_schedule_kind::one_f_one_b, pp, 1, m, r);
-                EXPECT_EQ(trex::dist::peak_in_flight(s), std::min(pp - r, m))
+                const auto s = trex::parallel::pipeline_schedule(pp_schedule_kind::one_f_one_b, pp, 1, m, r);
+                EXPECT_EQ(trex::parallel::peak_in_flight(s), std::min(pp - r, m))
                     << "pp " << pp << " m " << m << " r " << r;
                 // a rank's backwards run in micro-batch order (gradient accumulation order)
                 int next = 0;
@@ -149,9 +149,9 @@ TEST(PipelineSchedule, InterleavedRunsWithMegatronWarmup) {
             for (int m = pp; m <= 3 * pp; m += pp) {
                 simulate(pp_schedule_kind::interleaved, pp, v, m);
                 for (int r = 0; r < pp; r++) {
-                    const auto s = trex::dist::pipeline_schedule(pp_schedule_kind::interleaved, pp, v, m, r);
+                    const auto s = trex::parallel::pipeline_schedule(pp_schedule_kind::interleaved, pp, v, m, r);
                     const int warmup = m == pp ? m * v : std::min((pp - r - 1) * 2 + (v - 1) * pp, m * v);
-                    EXPECT_EQ(trex::dist::peak_in_flight(s), std::min(warmup + 1, m * v))
+                    EXPECT_EQ(trex::parallel::peak_in_flight(s), std::min(warmup + 1, m * v))
                         << "pp " << pp << " v " << v << " m " << m << " r " << r;
                     // per chunk, backwards in micro-batch order
                     std::vector<int> next(v, 0);
@@ -161,15 +161,15 @@ TEST(PipelineSchedule, InterleavedRunsWithMegatronWarmup) {
                         }
                 }
             }
-    EXPECT_EQ(error_of([] { trex::dist::pipeline_schedule(pp_schedule_kind::interleaved, 2, 2, 3, 0); }),
+    EXPECT_EQ(error_of([] { trex::parallel::pipeline_schedule(pp_schedule_kind::interleaved, 2, 2, 3, 0); }),
               "--pp 2 with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by 2");
-    EXPECT_NEAR(trex::dist::theoretical_bubble(pp_schedule_kind::one_f_one_b, 2, 1, 4), 1.0 / 5, 1e-15);
-    EXPECT_NEAR(trex::dist::theoretical_bubble(pp_schedule_kind::interleaved, 2, 2, 4), 1.0 / 9, 1e-15);
+    EXPECT_NEAR(trex::parallel::theoretical_bubble(pp_schedule_kind::one_f_one_b, 2, 1, 4), 1.0 / 5, 1e-15);
+    EXPECT_NEAR(trex::parallel::theoretical_bubble(pp_schedule_kind::interleaved, 2, 2, 4), 1.0 / 9, 1e-15);
 }
 
 TEST(PipelinePartition, BalancedExplicitAndErrors) {
     trex::model_config cfg = micro();  // 4 layers, 1 hash-routed, MTP
-    using trex::dist::pipeline_partition;
+    using trex::parallel::pipeline_partition;
     EXPECT_EQ(pipeline_partition(cfg, 2, 1, {}), (std::vector<int>{2, 2}));
     EXPECT_EQ(pipeline_partition(cfg, 2, 2, {}), (std::vector<int>{1, 1, 1, 1}));
     EXPECT_EQ(pipeline_partition(cfg, 3, 1, {}), (std::vector<int>{2, 1, 1}));
@@ -200,7 +200,7 @@ TEST(PipelinePartition, BalancedExplicitAndErrors) {
     cfg.num_hash_layers = 3;
     EXPECT_EQ(pipeline_partition(cfg, 2, 1, {}), (std::vector<int>{3, 1}));
     // which rank holds which tensor
-    const auto pl = trex::dist::make_pipeline_layout(micro(), pp_schedule_kind::interleaved, 2, 2, 1, {});
+    const auto pl = trex::parallel::make_pipeline_layout(micro(), pp_schedule_kind::interleaved, 2, 2, 1, {});
     EXPECT_EQ(pl.ranges.size(), 2u);
     EXPECT_EQ(pl.ranges[0].first, 1);  // model chunk 1
     EXPECT_EQ(pl.ranges[1].first, 3);  // model chunk 3 (the last)
@@ -332,11 +332,11 @@ TEST(PipelineRunner, InterleavedOnOneRankEqualsStep) {
         for (int64_t i = 0; i < n; i++) acc[i] = k == 0 ? g[i] : acc[i] + g[i];
     }
 
-    auto world = trex::dist::make_single_communicator();
-    const trex::dist::device_mesh mesh = trex::dist::make_mesh({1, 1, 1}, 1, 0, cfg);
-    auto pl = trex::dist::make_pipeline_layout(cfg, pp_schedule_kind::interleaved, 1, 2, 0, {});
+    auto world = trex::parallel::make_single_communicator();
+    const trex::parallel::device_mesh mesh = trex::parallel::make_mesh({1, 1, 1}, 1, 0, cfg);
+    auto pl = trex::parallel::make_pipeline_layout(cfg, pp_schedule_kind::interleaved, 1, 2, 0, {});
     EXPECT_EQ(pl.ranges[0].last, 2);
-    trex::dist::pipeline_runner runner(piped, *world, mesh, pl, nullptr);
+    trex::parallel::pipeline_runner runner(piped, *world, mesh, pl, nullptr);
     auto& P = piped.params();
     P.zero_grads();
     std::vector<float> pacc(n, 0.0f);

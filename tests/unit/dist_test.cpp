@@ -10,11 +10,11 @@
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/base/rng.hpp"
-#include "trex/dist/communicator.hpp"
-#include "trex/dist/context.hpp"
-#include "trex/dist/expert_parallel.hpp"
-#include "trex/dist/mesh.hpp"
-#include "trex/dist/zero_optimizer.hpp"
+#include "trex/parallel/communicator.hpp"
+#include "trex/parallel/context.hpp"
+#include "trex/parallel/expert_parallel.hpp"
+#include "trex/parallel/mesh.hpp"
+#include "trex/parallel/zero_optimizer.hpp"
 #include "trex/model/config.hpp"
 #include "trex/optim/optimizer.hpp"
 
@@ -35,33 +35,33 @@ struct normals {
 }  // namespace
 
 TEST(DistComm, SingleProcessCollectivesAreCopies) {
-    auto c = trex::dist::make_single_communicator();
+    auto c = trex::parallel::make_single_communicator();
     EXPECT_EQ(c->size(), 1);
     std::vector<float> a{1, 2, 3}, b(3, 0.0f);
-    c->all_reduce(a.data(), 3, trex::dist::dtype::f32, trex::dist::reduce_op::sum);
+    c->all_reduce(a.data(), 3, trex::parallel::dtype::f32, trex::parallel::reduce_op::sum);
     EXPECT_EQ(a, (std::vector<float>{1, 2, 3}));
-    c->reduce_scatter(a.data(), b.data(), {3}, trex::dist::dtype::f32);
+    c->reduce_scatter(a.data(), b.data(), {3}, trex::parallel::dtype::f32);
     EXPECT_EQ(b, a);
     std::vector<int64_t> x{5, 6}, y(2, 0);
-    c->all_to_all_v(x.data(), {2}, {0}, y.data(), {2}, {0}, trex::dist::dtype::i64);
+    c->all_to_all_v(x.data(), {2}, {0}, y.data(), {2}, {0}, trex::parallel::dtype::i64);
     EXPECT_EQ(y, x);
     // send/recv to self through the mailbox, matched by tag
     int32_t s1 = 7, s2 = 9, r1 = 0, r2 = 0;
-    c->send(&s1, 1, trex::dist::dtype::i32, 0, 1);
-    c->send(&s2, 1, trex::dist::dtype::i32, 0, 2);
-    auto h = c->recv_async(&r2, 1, trex::dist::dtype::i32, 0, 2);
+    c->send(&s1, 1, trex::parallel::dtype::i32, 0, 1);
+    c->send(&s2, 1, trex::parallel::dtype::i32, 0, 2);
+    auto h = c->recv_async(&r2, 1, trex::parallel::dtype::i32, 0, 2);
     h->wait();
-    c->recv(&r1, 1, trex::dist::dtype::i32, 0, 1);
+    c->recv(&r1, 1, trex::parallel::dtype::i32, 0, 1);
     EXPECT_EQ(r1, 7);
     EXPECT_EQ(r2, 9);
     c->barrier();
-    EXPECT_NE(error_of([&] { c->send(&s1, 1, trex::dist::dtype::i32, 1, 0); }).find("destination rank 1"),
+    EXPECT_NE(error_of([&] { c->send(&s1, 1, trex::parallel::dtype::i32, 1, 0); }).find("destination rank 1"),
               std::string::npos);
 }
 
 TEST(DistMesh, FoldsExpertsOverTheStageRanks) {
     const auto cfg = tiny();  // 8 experts, 4 heads, 2 output groups
-    const auto m = trex::dist::make_mesh({1, 1, 2}, 4, 3, cfg);
+    const auto m = trex::parallel::make_mesh({1, 1, 2}, 4, 3, cfg);
     EXPECT_EQ(m.dp, 4);
     EXPECT_EQ(m.ep, 2);
     EXPECT_EQ(m.edp, 2);
@@ -69,7 +69,7 @@ TEST(DistMesh, FoldsExpertsOverTheStageRanks) {
     EXPECT_EQ(m.ep_rank, 1);
     EXPECT_EQ(m.edp_rank, 1);
     EXPECT_EQ(m.expert_first(cfg), 4);
-    const auto t = trex::dist::make_mesh({2, 2, 1}, 8, 5, cfg);  // rank = (pp·dp + dp)·tp + tp
+    const auto t = trex::parallel::make_mesh({2, 2, 1}, 8, 5, cfg);  // rank = (pp·dp + dp)·tp + tp
     EXPECT_EQ(t.dp, 2);
     EXPECT_EQ(t.tp_rank, 1);
     EXPECT_EQ(t.dp_rank, 0);
@@ -81,28 +81,28 @@ TEST(DistMesh, FoldsExpertsOverTheStageRanks) {
 TEST(DistMesh, ValidationNamesTheFlag) {
     const auto cfg = tiny();
     EXPECT_NE(error_of([&] {
-                  trex::dist::make_mesh({1, 1, 3}, 3, 0, cfg);
+                  trex::parallel::make_mesh({1, 1, 3}, 3, 0, cfg);
               }).find("--ep 3 does not divide the model's 8"),
               std::string::npos);
     EXPECT_NE(error_of([&] {
-                  trex::dist::make_mesh({1, 1, 4}, 2, 0, cfg);
+                  trex::parallel::make_mesh({1, 1, 4}, 2, 0, cfg);
               }).find("--ep 4 does not divide the 2 ranks"),
               std::string::npos);
     EXPECT_NE(error_of([&] {
-                  trex::dist::make_mesh({2, 2, 1}, 6, 0, cfg);
+                  trex::parallel::make_mesh({2, 2, 1}, 6, 0, cfg);
               }).find("--tp 2 x --pp 2 = 4"),
               std::string::npos);
-    EXPECT_NE(error_of([&] { trex::dist::make_mesh({3, 1, 1}, 3, 0, cfg); }).find("--tp 3"), std::string::npos);
-    EXPECT_NE(error_of([&] { trex::dist::make_mesh({1, 9, 1}, 9, 0, cfg); }).find("--pp 9 exceeds"), std::string::npos);
+    EXPECT_NE(error_of([&] { trex::parallel::make_mesh({3, 1, 1}, 3, 0, cfg); }).find("--tp 3"), std::string::npos);
+    EXPECT_NE(error_of([&] { trex::parallel::make_mesh({1, 9, 1}, 9, 0, cfg); }).find("--pp 9 exceeds"), std::string::npos);
     EXPECT_NE(error_of([&] {
-                  trex::dist::make_mesh({1, 1, 0}, 1, 0, cfg);
+                  trex::parallel::make_mesh({1, 1, 0}, 1, 0, cfg);
               }).find("--ep must be at least 1"),
               std::string::npos);
 }
 
 TEST(DistZero, BalancedAssignmentIsLongestFirstGreedy) {
     const std::vector<double> cost{5, 1, 4, 3, 3, 2};
-    const auto owner = trex::dist::balanced_assignment(cost, 2);
+    const auto owner = trex::parallel::balanced_assignment(cost, 2);
     std::vector<double> load(2, 0.0);
     for (size_t i = 0; i < cost.size(); i++) load[owner[i]] += cost[i];
     EXPECT_EQ(load[0], 9);  // 5, 3, 1 | 4, 3, 2
@@ -119,10 +119,10 @@ TEST(DistZero, PlanKeepsMuonMatricesWholeAndBalances) {
     std::vector<int> ids;
     for (size_t i = 0; i < p.specs.size(); i++)
         if (p.specs[i].role == trex::tensor_role::weight) {
-            cost.push_back(trex::dist::update_cost(p, (int)i, oc));
+            cost.push_back(trex::parallel::update_cost(p, (int)i, oc));
             ids.push_back((int)i);
         }
-    const auto owner = trex::dist::balanced_assignment(cost, 4);
+    const auto owner = trex::parallel::balanced_assignment(cost, 4);
     std::vector<double> load(4, 0.0);
     for (size_t k = 0; k < cost.size(); k++) load[owner[k]] += cost[k];
     const double total = std::accumulate(load.begin(), load.end(), 0.0);
@@ -142,9 +142,9 @@ TEST(DistZero, OneRankIsBitwiseTheSingleProcessOptimizer) {
     trex::optim_config oc;
     oc.clip_grad_norm = 0.5;
     trex::optimizer ref(a, oc);
-    auto world = trex::dist::make_single_communicator();
-    trex::dist::dist_context dc(*world, {}, cfg);
-    trex::dist::zero_optimizer z(b, oc, *world, dc.replica_groups(b));
+    auto world = trex::parallel::make_single_communicator();
+    trex::parallel::dist_context dc(*world, {}, cfg);
+    trex::parallel::zero_optimizer z(b, oc, *world, dc.replica_groups(b));
     EXPECT_EQ(z.owned_floats(), a.trainable_count());
     normals r{11};
     for (int step = 0; step < 3; step++) {
@@ -177,7 +177,7 @@ TEST(DistZero, OneRankIsBitwiseTheSingleProcessOptimizer) {
 
 // On one rank the EP dispatcher is a local round trip: the same outputs and gradients as the fused kernel.
 TEST(DistExpertParallel, OneRankRoundTripMatchesTheKernel) {
-    auto world = trex::dist::make_single_communicator();
+    auto world = trex::parallel::make_single_communicator();
     const int64_t N = 37, d = 16, I = 8;
     const int E = 4, K = 2;
     normals r{5};
@@ -201,7 +201,7 @@ TEST(DistExpertParallel, OneRankRoundTripMatchesTheKernel) {
     }
     trex::model_config cfg = tiny();
     cfg.n_routed_experts = E;
-    trex::dist::expert_parallel ep(*world, cfg, true);
+    trex::parallel::expert_parallel ep(*world, cfg, true);
     trex::cpu::moe_state s1, s2;
     std::vector<float> y1(N * d), y2(N * d);
     trex::cpu::moe_experts_forward(y1.data(), s1, x.data(), sel.data(), wts.data(), w13.data(), w2.data(), N, d, E, K,

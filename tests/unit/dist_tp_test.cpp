@@ -1,5 +1,5 @@
 // Tensor parallelism in one process (docs/distributed.md §5): v4-tiny split over 2 TP ranks, each rank a thread
-// with its own model and an in-memory all-reduce that adds in rank order like dist::tp_group. The ranks' losses must
+// with its own model and an in-memory all-reduce that adds in rank order like parallel::tp_group. The ranks' losses must
 // equal the single-model step's, their replicated gradients must be identical to each other, and every gradient
 // (the TP-split ones summed over the ranks, as ZeRO-1's reduction does after tp_group::drop_replicated_gradients)
 // must equal the single model's.
@@ -15,8 +15,8 @@
 #include <tuple>
 
 #include "support/test_support.hpp"
-#include "trex/dist/communicator.hpp"
-#include "trex/dist/tensor_parallel.hpp"
+#include "trex/parallel/communicator.hpp"
+#include "trex/parallel/tensor_parallel.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
 #include "trex/train/synthetic_batch.hpp"
@@ -217,8 +217,8 @@ TEST(DistTensorParallel, TwoRanksWithWholeExpertsSplitTheTokens) {
 }
 
 TEST(DistTensorParallel, OneRankGroupIsTheIdentity) {
-    auto c = trex::dist::make_single_communicator();
-    trex::dist::tp_group g(*c);
+    auto c = trex::parallel::make_single_communicator();
+    trex::parallel::tp_group g(*c);
     EXPECT_EQ(g.size(), 1);
     std::vector<float> x{1.5f, -2.0f};
     g.all_reduce_sum(x.data(), 2);

@@ -15,7 +15,7 @@
 #include "trex/eval/run.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
-#include "trex/train/checkpoint.hpp"
+#include "trex/io/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::eval;

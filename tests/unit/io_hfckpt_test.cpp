@@ -24,7 +24,7 @@
 #include "trex/io/safetensors.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/params.hpp"
-#include "trex/train/checkpoint.hpp"
+#include "trex/io/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 

@@ -25,7 +25,7 @@
 #include "support/test_support.hpp"
 #include "trex/base/files.hpp"
 #include "trex/model/model.hpp"
-#include "trex/train/peak.hpp"
+#include "trex/kernels/cpu/peak.hpp"
 #include "trex/train/synthetic_batch.hpp"
 #include "trex/train/train_config.hpp"
 #include "trex/train/trainer.hpp"

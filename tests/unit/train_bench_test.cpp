@@ -10,10 +10,10 @@
 #include <string>
 
 #include "support/test_support.hpp"
+#include "trex/bench/bench_step.hpp"
+#include "trex/kernels/cpu/peak.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/params.hpp"
-#include "trex/train/bench_step.hpp"
-#include "trex/train/peak.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,8 +27,8 @@ std::string write_peer(const std::string& name, const std::string& body) {
     return p.string();
 }
 
-trex::bench_step_options small_options() {
-    trex::bench_step_options o;
+trex::bench::bench_step_options small_options() {
+    trex::bench::bench_step_options o;
     o.batch = 1;
     o.seq = 32;
     o.steps = 1;
@@ -47,11 +47,11 @@ assert os.path.getsize(sys.argv[1]) > 0, "no peer input"
 print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 1, "loss": 8.5,
                   "torch_version": "stand-in"}))
 )");
-    trex::bench_step_options o = small_options();
+    trex::bench::bench_step_options o = small_options();
     o.peer_script = script;
     o.profile = true;
     const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
-    const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
+    const trex::bench::bench_step_result r = trex::bench::run_bench_step(cfg, "v4-micro", o);
     ASSERT_TRUE(r.has_peer);
     EXPECT_DOUBLE_EQ(r.peer_tokens_per_s, 50.0);
     EXPECT_DOUBLE_EQ(r.ratio_vs_peer, r.tokens_per_s / 50.0);
@@ -69,7 +69,7 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
     EXPECT_NEAR(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds,
                 1e-12 * r.ratio_ceiling_at_gemm_rate);
     EXPECT_GT(r.ratio_ceiling_at_gemm_rate, r.ratio_vs_peer);
-    const nlohmann::json j = trex::bench_step_json(r);
+    const nlohmann::json j = trex::bench::bench_step_json(r);
     EXPECT_TRUE(j.contains("ratio_ceiling_at_gemm_rate"));
     // memory: the model's own accounting, the arenas, and a peak resident set that holds at least the arenas
     EXPECT_GT(r.activation_bytes, 0.0);
@@ -82,7 +82,7 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
           "tokens_per_s_after_peer", "ratio_vs_peer_after", "peer_mfu", "ratio_at_peak", "activation_bytes",
           "workspace_bytes", "param_bytes", "optimizer_state_bytes", "peak_rss_bytes"})
         EXPECT_TRUE(j.contains(k) && j[k].is_number()) << k;
-    const std::string text = trex::format_bench_step(r);
+    const std::string text = trex::bench::format_bench_step(r);
     EXPECT_NE(text.find("peer MFU"), std::string::npos) << text;
     EXPECT_NE(text.find("stand-in"), std::string::npos) << text;
     EXPECT_NE(text.find("timed again after the peer"), std::string::npos) << text;
@@ -98,12 +98,12 @@ print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 
 // the indexer's backward in the lm-only step (no indexer loss) by 3.7 % (it did, and this test found it).
 TEST(BenchStep, ProfileCountsTheStepsGemmsBySectionAndTheirFlopsMatchTheFormula) {
     const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
-    trex::bench_step_options o = small_options();
+    trex::bench::bench_step_options o = small_options();
     o.peer = false;
     o.profile = true;
     for (bool dense : {false, true}) {
         o.dense_csa = dense;
-        const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
+        const trex::bench::bench_step_result r = trex::bench::run_bench_step(cfg, "v4-micro", o);
         EXPECT_GT(r.gemm.calls, 0);
         EXPECT_GT(r.gemm.seconds, 0.0);
         EXPECT_LT(r.gemm.seconds, r.profile_step_seconds);
@@ -123,11 +123,11 @@ TEST(BenchStep, ProfileCountsTheStepsGemmsBySectionAndTheirFlopsMatchTheFormula)
             EXPECT_EQ(r.gemm.section_seconds.count(none), 0u) << none;
         for (const char* some : {"fwd.head", "bwd.head", "fwd.moe.experts", "bwd.moe.experts", "bwd.mhc"})
             EXPECT_GT(r.gemm.section_seconds.count(some) ? r.gemm.section_seconds.at(some) : 0.0, 0.0) << some;
-        const nlohmann::json j = trex::bench_step_json(r);
+        const nlohmann::json j = trex::bench::bench_step_json(r);
         ASSERT_TRUE(j.contains("gemm"));
         EXPECT_TRUE(j.contains("profile_gemm"));
         EXPECT_EQ(j["gemm"]["calls"], r.gemm.calls);
-        EXPECT_NE(trex::format_bench_step(r).find("oneDNN sgemm calls"), std::string::npos);
+        EXPECT_NE(trex::bench::format_bench_step(r).find("oneDNN sgemm calls"), std::string::npos);
     }
     // the lm-only step of --peer-impl hf (no MTP, no balance or indexer loss): the indexer runs forward only, and the
     // formula counts it so
@@ -137,67 +137,67 @@ TEST(BenchStep, ProfileCountsTheStepsGemmsBySectionAndTheirFlopsMatchTheFormula)
     o.peer_script = write_peer("peer_lm_only.py", R"(import json
 print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 1, "loss": 8.5}))
 )");
-    const trex::bench_step_result lm = trex::run_bench_step(cfg, "v4-micro", o);
+    const trex::bench::bench_step_result lm = trex::bench::run_bench_step(cfg, "v4-micro", o);
     EXPECT_EQ(lm.step_kind, "lm-only");
     EXPECT_NEAR(lm.gemm_flops_vs_model, 1.0, 0.02);
     // without --profile nothing is counted
     o.peer = false;
     o.profile = false;
-    const trex::bench_step_result plain = trex::run_bench_step(cfg, "v4-micro", o);
+    const trex::bench::bench_step_result plain = trex::bench::run_bench_step(cfg, "v4-micro", o);
     EXPECT_EQ(plain.gemm.calls, 0);
-    EXPECT_FALSE(trex::bench_step_json(plain).contains("gemm"));
+    EXPECT_FALSE(trex::bench::bench_step_json(plain).contains("gemm"));
 }
 
 TEST(BenchStep, FailingOrGarbledPeerIsAOneLineError) {
     const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
-    trex::bench_step_options o = small_options();
+    trex::bench::bench_step_options o = small_options();
     o.peer_script = write_peer("peer_fail.py", "import sys\nsys.stderr.write('no torch here\\n')\nsys.exit(3)\n");
-    std::string msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    std::string msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("the PyTorch peer failed"), std::string::npos) << msg;
     o.peer_script = write_peer("peer_garbled.py", "print('tokens per second: lots')\n");
-    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("cannot parse the peer's output"), std::string::npos) << msg;
     o.peer_script = write_peer("peer_nokey.py", R"(print('{"threads": 1}'))");
-    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("cannot parse the peer's output"), std::string::npos) << msg;
     o.peer_script =
         write_peer("peer_zero.py", R"(print('{"tokens_per_s": 0, "step_seconds_median": 1, "threads": 1}'))");
-    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("tokens_per_s = 0 (must be positive)"), std::string::npos) << msg;
     o.peer_script = "/nonexistent/peer.py";
-    msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+    msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
     EXPECT_NE(msg.find("peer script /nonexistent/peer.py not found"), std::string::npos) << msg;
 }
 
 TEST(BenchStep, BadOptionsAreOneLineErrorsBeforeAnyWork) {
     const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
-    trex::bench_step_options o = small_options();
+    trex::bench::bench_step_options o = small_options();
     for (const char* bad : {"x", "0", "-1", "", "2.5", "99999"}) {
         o.peer_threads = bad;
-        const std::string msg = trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); });
+        const std::string msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
         EXPECT_NE(msg.find("--peer-threads must be 'auto' or a positive integer"), std::string::npos) << bad << msg;
     }
     o = small_options();
     o.peer_impl = "jax";
-    EXPECT_NE(trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); }).find("--peer-impl"),
+    EXPECT_NE(trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); }).find("--peer-impl"),
               std::string::npos);
     o = small_options();
     o.batch = 0;
-    EXPECT_NE(trex::test::error_of([&] { trex::run_bench_step(cfg, "v4-micro", o); }).find("must be positive"),
+    EXPECT_NE(trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); }).find("must be positive"),
               std::string::npos);
 }
 
 TEST(BenchStep, SequenceBeyondMaxPositionsIsNoted) {
     trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
     cfg.max_position_embeddings = 16;  // the options' seq is 32
-    trex::bench_step_options o = small_options();
+    trex::bench::bench_step_options o = small_options();
     o.peer = false;
-    const trex::bench_step_result r = trex::run_bench_step(cfg, "v4-micro", o);
-    const std::string text = trex::format_bench_step(r);
+    const trex::bench::bench_step_result r = trex::bench::run_bench_step(cfg, "v4-micro", o);
+    const std::string text = trex::bench::format_bench_step(r);
     EXPECT_NE(text.find("seq 32 exceeds the config's max_position_embeddings 16"), std::string::npos) << text;
-    EXPECT_EQ(trex::bench_step_json(r).at("max_position_embeddings"), 16);
+    EXPECT_EQ(trex::bench::bench_step_json(r).at("max_position_embeddings"), 16);
     cfg.max_position_embeddings = 32;
-    const std::string ok = trex::format_bench_step(trex::run_bench_step(cfg, "v4-micro", o));
+    const std::string ok = trex::bench::format_bench_step(trex::bench::run_bench_step(cfg, "v4-micro", o));
     EXPECT_EQ(ok.find("exceeds"), std::string::npos) << ok;
 }
 

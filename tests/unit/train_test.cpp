@@ -20,7 +20,7 @@
 #include "trex/io/safetensors.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/counts.hpp"
-#include "trex/train/checkpoint.hpp"
+#include "trex/io/checkpoint.hpp"
 #include "trex/train/trainer.hpp"
 
 namespace fs = std::filesystem;

@@ -21,7 +21,7 @@
 #include "trex/io/hf_checkpoint.hpp"
 #include "trex/tokenizer/chat.hpp"
 #include "trex/tokenizer/tokenizer.hpp"
-#include "trex/train/checkpoint.hpp"
+#include "trex/io/checkpoint.hpp"
 
 namespace trex::eval {
 

@@ -155,7 +155,7 @@ struct block_weights {
     std::vector<float*> w13, w2;                // routed experts: [2I, d] and [d, I] each
 };
 
-// The routed experts of a MoE layer computed by someone else: expert parallelism (src/trex/dist/expert_parallel.hpp)
+// The routed experts of a MoE layer computed by someone else: expert parallelism (src/trex/parallel/expert_parallel.hpp)
 // sends the tokens to the ranks holding their experts. Same contract as cpu::moe_experts_forward/backward (y, dx and
 // dweight assigned, dw13/dw2 accumulated); `overlap` is independent work the dispatcher may run while tokens travel
 // (the shared expert), and it must run it exactly once.

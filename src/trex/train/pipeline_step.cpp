@@ -6,8 +6,8 @@
 
 namespace trex {
 
-pipeline_step::pipeline_step(dsv4_model& model, dist::communicator& world, const dist::dist_context& dc,
-                             dist::pipeline_layout layout, expert_dispatcher* ep, int64_t grad_accum,
+pipeline_step::pipeline_step(dsv4_model& model, parallel::communicator& world, const parallel::dist_context& dc,
+                             parallel::pipeline_layout layout, expert_dispatcher* ep, int64_t grad_accum,
                              std::vector<float>& grad_acc)
     : model_(model),
       world_(world),
@@ -16,7 +16,7 @@ pipeline_step::pipeline_step(dsv4_model& model, dist::communicator& world, const
       pipe_comm_(world.split(dc.mesh.dp_rank * dc.mesh.tp + dc.mesh.tp_rank, dc.mesh.pp_rank)),
       grad_accum_(grad_accum),
       grad_acc_(grad_acc) {
-    const dist::pipeline_layout& pl = runner_.layout();
+    const parallel::pipeline_layout& pl = runner_.layout();
     const param_store& P = model.params();
     chunk_spans_.resize(pl.v);
     for (size_t i = 0; i < P.specs.size(); i++) {
@@ -77,7 +77,7 @@ void pipeline_step::run(const std::vector<train_batch>& batches, const step_opti
         }
     }
     // (pipe_comm_ holds the stages of my (dp, tp) index: each value has one contributor there, under TP as well)
-    pipe_comm_->all_reduce(x.data(), (int64_t)x.size(), dist::dtype::f64, dist::reduce_op::sum);
+    pipe_comm_->all_reduce(x.data(), (int64_t)x.size(), parallel::dtype::f64, parallel::reduce_op::sum);
     fields.assign(5 * m, 0.0);
     for (int64_t k = 0; k < m; k++) {
         const double* f = x.data() + k * F;
@@ -102,9 +102,9 @@ void pipeline_step::sync_embedding() {
     const int t = P.index("embed.weight");
     const int64_t n = P.specs[t].numel();
     if (mesh_.pp_rank == 0)
-        pipe_comm_->send(P.w(t), n, dist::dtype::f32, mesh_.pp - 1, 1);
+        pipe_comm_->send(P.w(t), n, parallel::dtype::f32, mesh_.pp - 1, 1);
     else if (mesh_.pp_rank == mesh_.pp - 1)
-        pipe_comm_->recv(P.w(t), n, dist::dtype::f32, 0, 1);
+        pipe_comm_->recv(P.w(t), n, parallel::dtype::f32, 0, 1);
 }
 
 }  // namespace trex

@@ -22,11 +22,11 @@ void step_reducer::add(int64_t m, const step_result& r) {
         for (size_t e = 0; e < r.expert_load[l].size(); e++) loads_[l][e] += r.expert_load[l][e];
 }
 
-step_result step_reducer::reduce(dist::communicator& dpc, dist::communicator& world, bool count_loads) const {
+step_result step_reducer::reduce(parallel::communicator& dpc, parallel::communicator& world, bool count_loads) const {
     // losses: all_losses[rank][micro-batch of that rank][field]
     std::vector<double> all(losses_.size() * dpc.size());
     dpc.all_gather(losses_.data(), all.data(), std::vector<int64_t>(dpc.size(), (int64_t)losses_.size()),
-                   dist::dtype::f64);
+                   parallel::dtype::f64);
     step_result acc;
     const int64_t micro_total = grad_accum_ * dp_;
     const double w = 1.0 / (double)micro_total;
@@ -42,7 +42,7 @@ step_result step_reducer::reduce(dist::communicator& dpc, dist::communicator& wo
     std::vector<int64_t> flat;
     for (const auto& l : loads_) flat.insert(flat.end(), l.begin(), l.end());
     if (!count_loads) std::fill(flat.begin(), flat.end(), 0);
-    world.all_reduce(flat.data(), (int64_t)flat.size(), dist::dtype::i64, dist::reduce_op::sum);
+    world.all_reduce(flat.data(), (int64_t)flat.size(), parallel::dtype::i64, parallel::reduce_op::sum);
     acc.expert_load = loads_;
     for (size_t l = 0, k = 0; l < loads_.size(); l++)
         for (size_t e = 0; e < loads_[l].size(); e++) acc.expert_load[l][e] = flat[k++];

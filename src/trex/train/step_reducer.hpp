@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 #include "trex/model/model.hpp"
 
 namespace trex {
@@ -32,7 +32,7 @@ class step_reducer {
     // Every rank's losses gathered over dpc (the ranks that split the global batch) and averaged over the step's
     // dp × grad_accum micro-batches in micro-batch order; the loads summed over world, this rank's counted only when
     // count_loads (tensor-parallel rank 0). The result's expert_load has the loads' shape.
-    step_result reduce(dist::communicator& dpc, dist::communicator& world, bool count_loads) const;
+    step_result reduce(parallel::communicator& dpc, parallel::communicator& world, bool count_loads) const;
 
    private:
     int64_t grad_accum_;

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <xxhash.h>
+#include <nlohmann/json.hpp>
 
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
@@ -22,16 +22,16 @@
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
 #include "trex/data/tokenize.hpp"
-#include "trex/dist/context.hpp"
-#include "trex/dist/expert_parallel.hpp"
-#include "trex/dist/pipeline.hpp"
-#include "trex/dist/tensor_parallel.hpp"
+#include "trex/io/checkpoint.hpp"
 #include "trex/io/hf_checkpoint.hpp"
+#include "trex/kernels/cpu/peak.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
-#include "trex/train/checkpoint.hpp"
-#include "trex/train/peak.hpp"
+#include "trex/parallel/context.hpp"
+#include "trex/parallel/expert_parallel.hpp"
+#include "trex/parallel/pipeline.hpp"
+#include "trex/parallel/tensor_parallel.hpp"
 #include "trex/train/pipeline_step.hpp"
 #include "trex/train/report.hpp"
 #include "trex/train/step_reducer.hpp"
@@ -120,65 +120,67 @@ bool finite(double x) {
 
 // Every rank must run the same resolved config and data plan: each entry is hashed, the hashes gathered, and the first
 // entry in which some rank differs from rank 0 named. Every rank reaches the same verdict, so all stop together.
-void check_same_on_every_rank(dist::communicator& world, const std::vector<std::pair<std::string, std::string>>& e,
+void check_same_on_every_rank(parallel::communicator& world, const std::vector<std::pair<std::string, std::string>>& e,
                               const char* what) {
     if (world.size() == 1) return;
     int64_t n[2] = {(int64_t)e.size(), -(int64_t)e.size()};
-    world.all_reduce(n, 2, dist::dtype::i64, dist::reduce_op::max);
+    world.all_reduce(n, 2, parallel::dtype::i64, parallel::reduce_op::max);
     const int64_t width = n[0];  // entries differ in number when the data sources do: pad with zeros
     std::vector<int64_t> mine(width, 0), all(width * world.size());
     for (size_t i = 0; i < e.size(); i++) {
         const std::string kv = e[i].first + '\0' + e[i].second;
         mine[i] = (int64_t)XXH64(kv.data(), kv.size(), 0);
     }
-    world.all_gather(mine.data(), all.data(), std::vector<int64_t>(world.size(), width), dist::dtype::i64);
+    world.all_gather(mine.data(), all.data(), std::vector<int64_t>(world.size(), width), parallel::dtype::i64);
     for (int64_t i = 0; i < width; i++)
         for (int r = 1; r < world.size(); r++) {
             if (all[r * width + i] == all[i]) continue;
             const int me = world.rank();
             const std::string key = i < (int64_t)e.size() ? e[i].first : "(an entry rank 0 does not have)";
             const std::string mine_value = i < (int64_t)e.size() ? e[i].second : "(none)";
-            throw error(fmt::format("dist: the ranks' {} differ: rank {} differs from rank 0 at '{}' (here, on rank "
-                                    "{}: '{}'); every rank must start with the same run config and data",
-                                    what, r, key, me, mine_value));
+            throw error(
+                fmt::format("dist: the ranks' {} differ: rank {} differs from rank 0 at '{}' (here, on rank "
+                            "{}: '{}'); every rank must start with the same run config and data",
+                            what, r, key, me, mine_value));
         }
 }
 
 // Logs and removes what writers killed in an earlier run left in the run directory (checkpoints and tokenized
 // sources being written).
 void remove_stale_temps(const std::string& out_dir) {
-    for (const char* sub : {"checkpoints", "data"}) remove_stale_temp_entries((fs::path(out_dir) / sub).string(), "train");
+    for (const char* sub : {"checkpoints", "data"})
+        remove_stale_temp_entries((fs::path(out_dir) / sub).string(), "train");
 }
 
 }  // namespace
 
 train_summary run_training(const train_config& cfg) {
-    std::unique_ptr<dist::communicator> world = dist::make_world_communicator();
+    std::unique_ptr<parallel::communicator> world = parallel::make_world_communicator();
     return run_training(cfg, *world);
 }
 
-train_summary run_training(const train_config& cfg, dist::communicator& world) {
+train_summary run_training(const train_config& cfg, parallel::communicator& world) {
     train_summary sum;
     world.timeout_seconds = cfg.dist_timeout;
     check_same_on_every_rank(world, config_entries(cfg), "run configs");
     const bool root = world.rank() == 0;
     const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
-    dist::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
+    parallel::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
     // pipeline parallelism: this rank's model chunks and the schedule (docs/distributed.md §9)
     const bool pipelined = dc.mesh.pp > 1;
     TREX_CHECK(pipelined || (cfg.pp_virtual == 1 && cfg.pp_layers.empty()),
                "dist.pp_virtual and dist.pp_layers need --pp above 1 (got --pp {})", dc.mesh.pp);
-    dist::pipeline_layout pl;
+    parallel::pipeline_layout pl;
     if (pipelined) {
-        pl = dist::make_pipeline_layout(mc, dist::parse_pp_schedule(cfg.pp_schedule), dc.mesh.pp, cfg.pp_virtual,
-                                        dc.mesh.pp_rank, cfg.pp_layers);
-        TREX_CHECK(pl.kind != dist::pp_schedule_kind::interleaved || cfg.grad_accum % dc.mesh.pp == 0,
+        pl = parallel::make_pipeline_layout(mc, parallel::parse_pp_schedule(cfg.pp_schedule), dc.mesh.pp,
+                                            cfg.pp_virtual, dc.mesh.pp_rank, cfg.pp_layers);
+        TREX_CHECK(pl.kind != parallel::pp_schedule_kind::interleaved || cfg.grad_accum % dc.mesh.pp == 0,
                    "--pp {} with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by {}", dc.mesh.pp,
                    dc.mesh.pp);
     }
     const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
     // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
-    dist::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
+    parallel::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
     // The model first: a model that cannot fit is an error from param_store (check_fits_in_memory) before the run
     // directory exists, so nothing is left behind.
     dsv4_model model(mc);
@@ -190,19 +192,19 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
         remove_stale_temps(cfg.out_dir);
     }
     param_store& P = model.params();
-    std::unique_ptr<dist::expert_parallel> ep;
+    std::unique_ptr<parallel::expert_parallel> ep;
     if (dc.mesh.ep > 1) {
-        ep = std::make_unique<dist::expert_parallel>(*dc.ep_comm, mc, cfg.dist_overlap);
+        ep = std::make_unique<parallel::expert_parallel>(*dc.ep_comm, mc, cfg.dist_overlap);
         model.set_expert_dispatcher(ep.get());
     }
-    std::unique_ptr<dist::tp_group> tp;
+    std::unique_ptr<parallel::tp_group> tp;
     if (dc.mesh.tp > 1) {
-        tp = std::make_unique<dist::tp_group>(*dc.tp_comm);
+        tp = std::make_unique<parallel::tp_group>(*dc.tp_comm);
         model.set_tensor_parallel(tp.get());
     }
     std::function<bool(const tensor_spec&)> held;
     if (pipelined) held = [&pl](const tensor_spec& s) { return pl.holds(s); };
-    dist::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P, held));
+    parallel::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P, held));
     // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
     std::unique_ptr<document_source> source;
     if (root) source = make_source(cfg, mc);
@@ -252,7 +254,7 @@ train_summary run_training(const train_config& cfg, dist::communicator& world) {
             if (root) fmt::print(stderr, "resume: {} (step {})\n", dir, resumed.step);
         }
         int64_t steps[2] = {have_resume ? resumed.step : -1, -(have_resume ? resumed.step : -1)};
-        world.all_reduce(steps, 2, dist::dtype::i64, dist::reduce_op::max);
+        world.all_reduce(steps, 2, parallel::dtype::i64, parallel::reduce_op::max);
         TREX_CHECK(steps[0] == -steps[1], "resume: the ranks found different checkpoints (steps {} and {})", steps[0],
                    -steps[1]);
     }

@@ -9,7 +9,7 @@
 
 namespace trex {
 
-namespace dist {
+namespace parallel {
 class communicator;
 }
 
@@ -24,10 +24,10 @@ struct train_summary {
 };
 
 // Runs the training described by cfg. Progress goes to stderr; throws trex::error on bad input or when the guard
-// stops the run (after writing a final checkpoint). Under mpirun the world is MPI (dist::make_world_communicator):
+// stops the run (after writing a final checkpoint). Under mpirun the world is MPI (parallel::make_world_communicator):
 // every rank calls this; rank 0 writes the metrics, checkpoints and report (docs/distributed.md).
 train_summary run_training(const train_config& cfg);
 // The same on a given world communicator.
-train_summary run_training(const train_config& cfg, dist::communicator& world);
+train_summary run_training(const train_config& cfg, parallel::communicator& world);
 
 }  // namespace trex

@@ -1,10 +1,10 @@
-#include "trex/dist/mesh.hpp"
+#include "trex/parallel/mesh.hpp"
 
 #include <fmt/format.h>
 
 #include "trex/base/error.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 std::string device_mesh::layout() const {
     return fmt::format("tp {} x pp {} x dp {}, experts ep {} x edp {}", tp, pp, dp, ep, edp);
@@ -58,4 +58,4 @@ device_mesh make_mesh(const mesh_spec& spec, int world, int rank, const model_co
     return m;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace trex::dist {
+namespace trex::parallel {
 
 enum class dtype { f32, f64, i32, i64, u8 };
 size_t dtype_size(dtype t);
@@ -128,4 +128,4 @@ std::unique_ptr<communicator> make_single_communicator();
 // True when the environment says this process was launched by mpirun or srun with more than one rank possible.
 bool launched_by_mpi();
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -13,12 +13,12 @@
 #include <map>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
-#include "trex/dist/mesh.hpp"
-#include "trex/dist/pipeline.hpp"
+#include "trex/parallel/communicator.hpp"
+#include "trex/parallel/mesh.hpp"
+#include "trex/parallel/pipeline.hpp"
 #include "trex/model/model.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 class pipeline_runner {
    public:
@@ -55,4 +55,4 @@ class pipeline_runner {
     double wait_ = 0, run_ = 0;
 };
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

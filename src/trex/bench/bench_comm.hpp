@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 
-namespace trex::dist {
+namespace trex::bench {
 
 struct comm_bench_options {
     std::vector<int64_t> sizes = {8, 1024, 65536, 1 << 20, 1 << 24};  // ping-pong message sizes, bytes
@@ -37,11 +37,11 @@ struct comm_bench_result {
 };
 
 // Every rank calls it; all get the same result.
-comm_bench_result run_comm_bench(communicator& world, const comm_bench_options& opt);
+comm_bench_result run_comm_bench(parallel::communicator& world, const comm_bench_options& opt);
 // Markdown table.
 std::string format_comm_bench(const comm_bench_result& r);
 // The bandwidth file of `trex plan calibrate` ({intra_gbps, inter_gbps, node_size, hbm_gbps, memory_gb, latency_us}
 // plus the measurements it came from), as a JSON string.
 std::string comm_bench_bandwidth_json(const comm_bench_result& r);
 
-}  // namespace trex::dist
+}  // namespace trex::bench

@@ -1,4 +1,4 @@
-#include "trex/dist/bench_dist.hpp"
+#include "trex/bench/bench_dist.hpp"
 
 #include <omp.h>
 
@@ -9,15 +9,17 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
-#include "trex/dist/context.hpp"
-#include "trex/dist/expert_parallel.hpp"
-#include "trex/dist/tensor_parallel.hpp"
-#include "trex/dist/pipeline_runner.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
+#include "trex/parallel/context.hpp"
+#include "trex/parallel/expert_parallel.hpp"
+#include "trex/parallel/pipeline_runner.hpp"
+#include "trex/parallel/tensor_parallel.hpp"
 #include "trex/train/synthetic_batch.hpp"
 
-namespace trex::dist {
+namespace trex::bench {
+
+using namespace trex::parallel;
 
 namespace {
 
@@ -102,7 +104,8 @@ dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int p
     std::vector<synthetic_batch> batches;
     std::vector<batch_view> views;
     for (int k = 0; k < opt.micro; k++)
-        batches.push_back(make_synthetic_batch(opt.batch, opt.seq, mc.vocab_size, 100 + k * dc.mesh.dp + dc.mesh.dp_rank));
+        batches.push_back(
+            make_synthetic_batch(opt.batch, opt.seq, mc.vocab_size, 100 + k * dc.mesh.dp + dc.mesh.dp_rank));
     for (const auto& b : batches) views.push_back(b.view());
     step_options so;
     so.loss_scale = 1.0 / opt.micro;
@@ -275,19 +278,20 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
         for (const auto& r : rows) {
             if (!r.pipelined) continue;
             std::string per;
-            for (size_t q = 0; q < r.bubble_rank.size(); q++) per += fmt::format("{}{:.3f}", q ? " " : "", r.bubble_rank[q]);
+            for (size_t q = 0; q < r.bubble_rank.size(); q++)
+                per += fmt::format("{}{:.3f}", q ? " " : "", r.bubble_rank[q]);
             s += fmt::format("| {} | {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {} | {:.3f} | {:.3f} |\n", r.layout,
                              r.schedule, r.split, r.v, r.micro, r.step * 1e3, r.pipeline * 1e3, r.sync_exposed * 1e3,
                              per, r.bubble, r.bubble_theory);
         }
     }
     for (size_t i = 0; i + 1 < rows.size(); i++)
-        if (rows[i].ep && !rows[i].overlap && rows[i + 1].ep && rows[i + 1].overlap &&
-            !rows[i].pipelined && rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
+        if (rows[i].ep && !rows[i].overlap && rows[i + 1].ep && rows[i + 1].overlap && !rows[i].pipelined &&
+            rows[i].layout == rows[i + 1].layout && rows[i].ep_exposed > 0)
             s += fmt::format("\n{}: exposed EP time with overlap on / off = {:.2f}", rows[i].layout,
                              rows[i + 1].ep_exposed / rows[i].ep_exposed);
     s += "\n";
     return s;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::bench

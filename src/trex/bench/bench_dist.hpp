@@ -7,19 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 
-namespace trex::dist {
+namespace trex::bench {
 
 struct dist_bench_options {
     std::string config;  // "" = the embedded v4-tiny
     int64_t batch = 2, seq = 256;
     int steps = 3, warmup = 1;
-    int rounds = 3;        // every layout runs once per round; rows are medians over the rounds
-    std::vector<int> eps;  // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
-    std::vector<int> tps;  // TP sizes > 1 to run, each with ep 1 (empty: none)
-    std::vector<int> pps;  // pipeline sizes to run (empty: the world size when it is > 1 and the layers allow)
-    int micro = 4;         // micro-batches per step and pipeline (pipeline layouts)
+    int rounds = 3;              // every layout runs once per round; rows are medians over the rounds
+    std::vector<int> eps;        // EP sizes to run (empty: 1 and every EP size the world and the experts allow)
+    std::vector<int> tps;        // TP sizes > 1 to run, each with ep 1 (empty: none)
+    std::vector<int> pps;        // pipeline sizes to run (empty: the world size when it is > 1 and the layers allow)
+    int micro = 4;               // micro-batches per step and pipeline (pipeline layouts)
     std::vector<int> pp_layers;  // blocks per stage for the 1F1B rows (empty: balanced), as dist.pp_layers
 };
 
@@ -41,10 +41,10 @@ struct dist_bench_row {
 };
 
 // Every rank calls it; all get the same rows.
-std::vector<dist_bench_row> run_dist_bench(communicator& world, const dist_bench_options& opt);
+std::vector<dist_bench_row> run_dist_bench(parallel::communicator& world, const dist_bench_options& opt);
 // One JSON object: the options, and per row the mesh and the times in seconds (input of `trex plan compare`).
 std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
 // Markdown table with the overlap on/off ratio of the exposed EP time.
 std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world, const dist_bench_options& opt);
 
-}  // namespace trex::dist
+}  // namespace trex::bench

@@ -1,4 +1,4 @@
-#include "trex/dist/zero_optimizer.hpp"
+#include "trex/parallel/zero_optimizer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "trex/base/error.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 std::vector<int> balanced_assignment(const std::vector<double>& cost, int bins) {
     std::vector<int> idx(cost.size());
@@ -257,4 +257,4 @@ std::string zero_optimizer::describe_plan() const {
     return s;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

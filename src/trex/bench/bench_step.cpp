@@ -1,4 +1,4 @@
-#include "trex/train/bench_step.hpp"
+#include "trex/bench/bench_step.hpp"
 
 #include <omp.h>
 #include <unistd.h>
@@ -16,13 +16,13 @@
 #include "trex/base/timer.hpp"
 #include "trex/io/safetensors.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
+#include "trex/kernels/cpu/peak.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/model.hpp"
 #include "trex/optim/optimizer.hpp"
-#include "trex/train/peak.hpp"
 #include "trex/train/synthetic_batch.hpp"
 
-namespace trex {
+namespace trex::bench {
 
 namespace {
 
@@ -424,4 +424,4 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     return j;
 }
 
-}  // namespace trex
+}  // namespace trex::bench

@@ -1,4 +1,4 @@
-#include "trex/tokenizer/bench.hpp"
+#include "trex/bench/bench_tokenizer.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,7 +14,9 @@
 #include "trex/tokenizer/paths.hpp"
 #include "trex/tokenizer/tokenizer.hpp"
 
-namespace trex::tok {
+namespace trex::bench {
+
+using namespace trex::tok;
 
 namespace {
 
@@ -253,4 +255,4 @@ nlohmann::json bench_tokenizer_json(const bench_tokenizer_result& r) {
     return j;
 }
 
-}  // namespace trex::tok
+}  // namespace trex::bench

@@ -8,7 +8,7 @@
 
 #include "trex/model/config.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 struct mesh_spec {
     int tp = 1, pp = 1, ep = 1;  // --tp --pp --ep; DP is what the world size leaves
@@ -35,4 +35,4 @@ struct device_mesh {
 // Builds and validates the mesh; a bad combination is a trex::error naming the flag (--tp, --pp, --ep).
 device_mesh make_mesh(const mesh_spec& spec, int world, int rank, const model_config& cfg);
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

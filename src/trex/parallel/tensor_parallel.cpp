@@ -1,8 +1,8 @@
-#include "trex/dist/tensor_parallel.hpp"
+#include "trex/parallel/tensor_parallel.hpp"
 
 #include <cstring>
 
-namespace trex::dist {
+namespace trex::parallel {
 
 template <class T>
 void tp_group::sum(T* x, int64_t n, dtype t, std::vector<T>& buf) {
@@ -32,4 +32,4 @@ void tp_group::drop_replicated_gradients(param_store& p) const {
             std::memset(p.g((int)i), 0, sizeof(float) * p.specs[i].numel());
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -1,4 +1,4 @@
-#include "trex/dist/expert_parallel.hpp"
+#include "trex/parallel/expert_parallel.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -10,7 +10,7 @@
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 namespace {
 
@@ -362,4 +362,4 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     cpu::moe_combine_rows(dx, rows.data(), st, N, d, K);
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -1,4 +1,4 @@
-#include "trex/dist/pipeline.hpp"
+#include "trex/parallel/pipeline.hpp"
 
 #include <algorithm>
 
@@ -6,7 +6,7 @@
 
 #include "trex/base/error.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 const char* pp_op_name(pp_op op) {
     switch (op) {
@@ -194,4 +194,4 @@ pipeline_layout make_pipeline_layout(const model_config& cfg, pp_schedule_kind k
     return p;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 #include "trex/model/params.hpp"
 #include "trex/optim/optimizer.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 struct replica_group {
     communicator* comm = nullptr;
@@ -92,4 +92,4 @@ class zero_optimizer {
     int64_t adam_t_ = 0;
 };
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

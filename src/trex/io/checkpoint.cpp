@@ -1,4 +1,4 @@
-#include "trex/train/checkpoint.hpp"
+#include "trex/io/checkpoint.hpp"
 
 #include <unistd.h>
 

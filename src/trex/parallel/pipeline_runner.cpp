@@ -1,11 +1,11 @@
-#include "trex/dist/pipeline_runner.hpp"
+#include "trex/parallel/pipeline_runner.hpp"
 
 #include <algorithm>
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 namespace {
 
@@ -174,4 +174,4 @@ std::vector<step_result> pipeline_runner::run(const std::vector<batch_view>& bat
     return out;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -8,15 +8,15 @@
 
 #include <string>
 
-namespace trex::eval {
+namespace trex::bench {
 
 struct bench_eval_options {
-    int lp = 300;       // LP answers
-    int python = 40;    // Python answers (half PuLP, half gurobipy via the shim)
-    int workers = 0;    // judge threads (0: cores)
-    std::string trex_bin;  // this executable (the solve worker and the shim's solver)
+    int lp = 300;            // LP answers
+    int python = 40;         // Python answers (half PuLP, half gurobipy via the shim)
+    int workers = 0;         // judge threads (0: cores)
+    std::string trex_bin;    // this executable (the solve worker and the shim's solver)
     std::string python_exe;  // "" = default (.venv / TREX_PYTHON)
-    std::string dir;    // work directory ("" = a temporary one, removed)
+    std::string dir;         // work directory ("" = a temporary one, removed)
 };
 
 struct bench_eval_result {
@@ -32,4 +32,4 @@ bench_eval_result run_bench_eval(const bench_eval_options& opt);
 std::string format_bench_eval(const bench_eval_result& r);
 nlohmann::json bench_eval_json(const bench_eval_result& r);
 
-}  // namespace trex::eval
+}  // namespace trex::bench

@@ -13,10 +13,10 @@
 #include <map>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 #include "trex/model/model.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 // The route of one layer's tokens: rows this rank sends to each peer (per expert of the peer) and receives.
 struct ep_route {
@@ -96,4 +96,4 @@ class expert_parallel : public expert_dispatcher {
     std::vector<float> send_, recv_, back_;
 };
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

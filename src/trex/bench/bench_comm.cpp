@@ -1,4 +1,4 @@
-#include "trex/dist/bench_comm.hpp"
+#include "trex/bench/bench_comm.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,9 @@
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 
-namespace trex::dist {
+namespace trex::bench {
+
+using namespace trex::parallel;
 
 namespace {
 
@@ -197,4 +199,4 @@ std::string comm_bench_bandwidth_json(const comm_bench_result& r) {
     return j.dump(2) + "\n";
 }
 
-}  // namespace trex::dist
+}  // namespace trex::bench

@@ -21,7 +21,7 @@
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 enum class pp_op { recv_forward, forward, send_forward, recv_backward, backward, send_backward };
 const char* pp_op_name(pp_op op);
@@ -83,4 +83,4 @@ struct pipeline_layout {
 pipeline_layout make_pipeline_layout(const model_config& cfg, pp_schedule_kind kind, int pp, int v, int rank,
                                      const std::vector<int>& layers);
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -1,4 +1,4 @@
-#include "trex/eval/bench_eval.hpp"
+#include "trex/bench/bench_eval.hpp"
 
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -18,7 +18,9 @@
 #include "trex/optmodel/solve.hpp"
 #include "trex/optmodel/writers.hpp"
 
-namespace trex::eval {
+namespace trex::bench {
+
+using namespace trex::eval;
 
 namespace fs = std::filesystem;
 using namespace trex::optmodel;
@@ -29,7 +31,7 @@ namespace {
 double cpu_seconds() {
     double t = 0;
     for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
-        rusage ru {};
+        rusage ru{};
         ::getrusage(who, &ru);
         t += (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
              1e-6 * (double)ru.ru_stime.tv_usec;
@@ -166,14 +168,16 @@ std::string format_bench_eval(const bench_eval_result& r) {
     std::string o = "trex bench eval: judging replayed answers (trex eval run --backend replay)\n";
     o += fmt::format("  judge threads {}, sandbox: {}\n", r.workers, r.sandbox);
     if (r.lp > 0)
-        o += fmt::format("  LP answers (GLPK read, Clp/Cbc solve, sandboxed worker): {} in {:.2f} s = {:.1f} answers/s "
-                         "({} correct); CPU {:.1f} ms/answer\n", r.lp, r.lp_seconds, r.lp / r.lp_seconds, r.lp_correct,
-                         1e3 * r.lp_cpu_seconds / r.lp);
+        o += fmt::format(
+            "  LP answers (GLPK read, Clp/Cbc solve, sandboxed worker): {} in {:.2f} s = {:.1f} answers/s "
+            "({} correct); CPU {:.1f} ms/answer\n",
+            r.lp, r.lp_seconds, r.lp / r.lp_seconds, r.lp_correct, 1e3 * r.lp_cpu_seconds / r.lp);
     if (r.python > 0)
-        o += fmt::format("  Python answers (fresh sandbox each; {} PuLP, {} gurobipy shim): {} in {:.2f} s = {:.2f} "
-                         "answers/s ({} correct); CPU {:.1f} ms/answer\n", r.python_pulp, r.python_gurobipy, r.python,
-                         r.python_seconds, r.python / r.python_seconds, r.python_correct,
-                         1e3 * r.python_cpu_seconds / r.python);
+        o += fmt::format(
+            "  Python answers (fresh sandbox each; {} PuLP, {} gurobipy shim): {} in {:.2f} s = {:.2f} "
+            "answers/s ({} correct); CPU {:.1f} ms/answer\n",
+            r.python_pulp, r.python_gurobipy, r.python, r.python_seconds, r.python / r.python_seconds, r.python_correct,
+            1e3 * r.python_cpu_seconds / r.python);
     o += fmt::format("  load average {:.2f} before, {:.2f} after (2-core machine: numbers under load when > 1.5)\n",
                      r.load_before, r.load_after);
     return o;
@@ -196,4 +200,4 @@ nlohmann::json bench_eval_json(const bench_eval_result& r) {
             {"sandbox", r.sandbox}};
 }
 
-}  // namespace trex::eval
+}  // namespace trex::bench

@@ -1,4 +1,4 @@
-#include "trex/train/peak.hpp"
+#include "trex/kernels/cpu/peak.hpp"
 
 #include <immintrin.h>
 #include <omp.h>

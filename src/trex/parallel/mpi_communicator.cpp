@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "trex/base/error.hpp"
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 namespace {
 
@@ -221,4 +221,4 @@ std::unique_ptr<communicator> make_world_communicator() {
     return std::make_unique<mpi_communicator>(MPI_COMM_WORLD);
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -1,4 +1,4 @@
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -10,7 +10,7 @@
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 size_t dtype_size(dtype t) {
     switch (t) {
@@ -176,4 +176,4 @@ bool launched_by_mpi() {
     return false;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -12,7 +12,7 @@
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/model/config.hpp"
 
-namespace trex {
+namespace trex::bench {
 
 struct bench_step_options {
     int64_t batch = 8;  // B rows
@@ -87,4 +87,4 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
 std::string format_bench_step(const bench_step_result& r);
 nlohmann::json bench_step_json(const bench_step_result& r);
 
-}  // namespace trex
+}  // namespace trex::bench

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace trex::tok {
+namespace trex::bench {
 
 struct bench_tokenizer_options {
     std::string tokenizer;  // "" = data/deepseek-v4/tokenizer.json
@@ -37,4 +37,4 @@ bench_tokenizer_result run_bench_tokenizer(const bench_tokenizer_options& opt);
 std::string format_bench_tokenizer(const bench_tokenizer_result& r);
 nlohmann::json bench_tokenizer_json(const bench_tokenizer_result& r);
 
-}  // namespace trex::tok
+}  // namespace trex::bench

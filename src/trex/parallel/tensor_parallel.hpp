@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
+#include "trex/parallel/communicator.hpp"
 #include "trex/model/params.hpp"
 #include "trex/model/tensor_parallel.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 class tp_group : public tensor_parallel {
    public:
@@ -39,4 +39,4 @@ class tp_group : public tensor_parallel {
     std::vector<double> dbuf_;
 };
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

@@ -6,12 +6,12 @@
 #include <memory>
 #include <vector>
 
-#include "trex/dist/communicator.hpp"
-#include "trex/dist/mesh.hpp"
-#include "trex/dist/zero_optimizer.hpp"
+#include "trex/parallel/communicator.hpp"
+#include "trex/parallel/mesh.hpp"
+#include "trex/parallel/zero_optimizer.hpp"
 #include "trex/model/params.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 struct dist_context {
     communicator* world = nullptr;  // not owned
@@ -34,4 +34,4 @@ struct dist_context {
                                               const std::function<bool(const tensor_spec&)>& held = {}) const;
 };
 
-}  // namespace trex::dist
+}  // namespace trex::parallel

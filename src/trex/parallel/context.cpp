@@ -1,8 +1,8 @@
-#include "trex/dist/context.hpp"
+#include "trex/parallel/context.hpp"
 
 #include "trex/base/error.hpp"
 
-namespace trex::dist {
+namespace trex::parallel {
 
 dist_context::dist_context(communicator& w, const mesh_spec& spec, const model_config& cfg)
     : world(&w), mesh(make_mesh(spec, w.size(), w.rank(), cfg)) {
@@ -38,4 +38,4 @@ std::vector<replica_group> dist_context::replica_groups(const param_store& p,
     return g;
 }
 
-}  // namespace trex::dist
+}  // namespace trex::parallel
