@@ -298,55 +298,122 @@ double expert_load_factor(const plan_setup& s, const calibration& cal, int ep) {
 }
 
 // ------------------------------------------------------------------------------------------------- evaluate
-plan_result evaluate(const plan_model& m, const hardware_profile& hw, const calibration& cal, int64_t N,
-                     const plan_setup& s, const plan_layout& l) {
-    check_layout(m, hw, N, s, l);
-    plan_result r;
-    r.devices = N;
-    r.dp = (int)(N / ((int64_t)l.tp * l.cp * l.pp));
-    r.edp = (int)(N / ((int64_t)l.pp * l.ep * l.etp));
-    const int64_t mb = s.global_batch / ((int64_t)s.micro_batch * r.dp);
-    r.micro_batches = mb;
-    const recompute_policy rc = parse_recompute(s.recompute);
-    const bool sp = s.sequence_parallel && l.tp > 1;
-    const double tp = l.tp;
-    const double T = (double)s.micro_batch * (double)s.seq_len / l.cp;  // tokens of a micro-batch per TP group
+namespace {
 
+// Per-layer quantities per micro-batch on one device.
+struct layer_eval {
+    double params_dense = 0, params_expert = 0;  // elements on the device
+    double act_kept = 0, act_full = 0;           // bytes per micro-batch (kept under the policy / no recompute)
+    double t_gemm = 0, t_att = 0, t_mem = 0, t_tp = 0, t_ep = 0, t_cp = 0, hw_flops = 0;
+    double ns_flops = 0;  // Muon Newton–Schulz FLOPs (whole matrices on the device)
+};
+
+// A layer's activation bytes per micro-batch: kept under the recompute policy, all of them, and those recomputed.
+struct layer_acts {
+    double kept = 0, full = 0, recomputed = 0;
+};
+
+// A pipeline stage's sums over the layers of its chunks, the embedding and the head, before the DualPipe share.
+struct stage_sums {
+    double p_dense = 0, p_exp = 0, p_embed = 0, act = 0, ns = 0;
+    double t_gemm = 0, t_att = 0, t_mem = 0, t_tp_s = 0, t_ep_s = 0, t_cp_s = 0, hwf = 0;
+};
+
+// A stage's optimizer-state parameters after the ZeRO-1 sharding, and the state's bytes.
+struct optimizer_shard {
+    double p_dense_opt = 0, p_embed_opt = 0, p_exp_opt = 0;
+    double opt_bytes = 0;
+};
+
+// The step's maxima over the pipeline stages and its hardware FLOPs, as the stages are evaluated.
+struct stage_totals {
+    double t_mb_max = 0, opt_max = 0, swap_max = 0, dp_max = 0;
+    double hw_flops_sum = 0;
+};
+
+// One evaluation of a layout: the constants it derives once (the constructor: checks that can throw keep their
+// order), then one step per layer, per pipeline stage and for the whole step.
+struct layout_evaluator {
+    const plan_model& m;
+    const hardware_profile& hw;
+    const calibration& cal;
+    const int64_t N;
+    const plan_setup& s;
+    const plan_layout& l;
+    const int64_t mb;  // micro-batches per pipeline per step
+    const recompute_policy rc;
+    const bool sp;
+    const double tp;
+    const double T;  // tokens of a micro-batch per TP group
     // efficiencies and rates
-    const double e_gemm =
-        hw.gemm_efficiency > 0
-            ? hw.gemm_efficiency
-            : (fp8_gemms(s) ? std::min(1.0, cal.fp8_gemm_efficiency * hw.fp8_gemm_scale) : cal.gemm_efficiency);
-    const double gemm_rate = hw.peak_tflops(s.precision) * 1e12 * e_gemm;
-    const std::string p16 = hw.tflops_bf16 > 0 ? "bf16" : (hw.tflops_fp16 > 0 ? "fp16" : s.precision);
-    const double e16 = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.gemm_efficiency;
-    const double bf16_rate = hw.peak_tflops(p16) * 1e12 * e16;
-    const double attn_rate =
-        hw.peak_tflops(p16) * 1e12 * (hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.attention_efficiency);
-    const double e_mem = hw.memory_efficiency > 0 ? hw.memory_efficiency : cal.memory_efficiency;
-    const double mem_rate = hw.hbm_bw_GBps * GB * e_mem;
-    auto size_eff = [&](double rows) { return rows / (rows + cal.gemm_half_size); };
-    const double rows_dense = T;
-    const double rows_expert = m.n_experts > 0 ? T * m.topk * l.ep * l.etp / (tp * m.n_experts) : 1.0;
-    const double eff_rows_dense = size_eff(rows_dense), eff_rows_expert = size_eff(rows_expert);
-
+    double gemm_rate = 0, bf16_rate = 0, attn_rate = 0, mem_rate = 0;
+    double eff_rows_dense = 0, eff_rows_expert = 0;
     // communication tiers
-    const link_tier& t_tp = hw.tier_for_span(l.tp);
-    const link_tier& t_cp = hw.tier_for_span((int64_t)l.tp * l.cp);
-    const link_tier& t_dp = hw.tier_for_span(N / l.pp);
-    const link_tier& t_pp = hw.tier_for_span(std::min<int64_t>(N, 2 * (N / l.pp)));
-    const link_tier& t_in = hw.tiers.front();
-    const link_tier& t_ep_out = hw.tier_for_span((int64_t)l.ep * l.etp);
-    const int dom = t_in.size == 0 ? (int)N : t_in.size;
-    const bool fp8_cache = s.activation_cache == "fp8" || s.activation_cache == "fp8_gemm_inputs" ||
-                           (s.activation_cache == "auto" && fp8_gemms(s));
-    const bool fp8_swiglu = s.activation_cache == "fp8";
-    const bool ep_overlap = s.ep_overlap || l.schedule == "dualpipe" || l.schedule == "dualpipev";
-    const double expert_load = expert_load_factor(s, cal, l.ep);  // busiest EP rank's routed tokens / the mean
+    const link_tier& t_tp;
+    const link_tier& t_cp;
+    const link_tier& t_dp;
+    const link_tier& t_pp;
+    const link_tier& t_in;
+    const link_tier& t_ep_out;
+    int dom = 0;
+    bool fp8_cache = false, fp8_swiglu = false, ep_overlap = false;
+    double expert_load = 1;  // busiest EP rank's routed tokens / the mean
+    double ep_time_per_token = 0, ep_latency = 0;
+
+    layout_evaluator(const plan_model& m_, const hardware_profile& hw_, const calibration& cal_, int64_t N_,
+                     const plan_setup& s_, const plan_layout& l_, int dp)
+        : m(m_),
+          hw(hw_),
+          cal(cal_),
+          N(N_),
+          s(s_),
+          l(l_),
+          mb(s.global_batch / ((int64_t)s.micro_batch * dp)),
+          rc(parse_recompute(s.recompute)),
+          sp(s.sequence_parallel && l.tp > 1),
+          tp(l.tp),
+          T((double)s.micro_batch * (double)s.seq_len / l.cp),
+          t_tp(hw.tier_for_span(l.tp)),
+          t_cp(hw.tier_for_span((int64_t)l.tp * l.cp)),
+          t_dp(hw.tier_for_span(N / l.pp)),
+          t_pp(hw.tier_for_span(std::min<int64_t>(N, 2 * (N / l.pp)))),
+          t_in(hw.tiers.front()),
+          t_ep_out(hw.tier_for_span((int64_t)l.ep * l.etp)) {
+        derive_rates();
+        dom = t_in.size == 0 ? (int)N : t_in.size;
+        fp8_cache = s.activation_cache == "fp8" || s.activation_cache == "fp8_gemm_inputs" ||
+                    (s.activation_cache == "auto" && fp8_gemms(s));
+        fp8_swiglu = s.activation_cache == "fp8";
+        ep_overlap = s.ep_overlap || l.schedule == "dualpipe" || l.schedule == "dualpipev";
+        expert_load = expert_load_factor(s, cal, l.ep);
+        ep_time_per_token = ep_seconds_per_token();
+        ep_latency = m.n_experts > 0 && l.ep > 1 ? 4 * t_ep_out.latency_us * 1e-6 : 0;
+    }
+
+    double size_eff(double rows) const { return rows / (rows + cal.gemm_half_size); }
+
+    // GEMM, bf16, attention and HBM rates of the device, and the GEMM efficiencies of the dense and expert row counts.
+    void derive_rates() {
+        const double e_gemm =
+            hw.gemm_efficiency > 0
+                ? hw.gemm_efficiency
+                : (fp8_gemms(s) ? std::min(1.0, cal.fp8_gemm_efficiency * hw.fp8_gemm_scale) : cal.gemm_efficiency);
+        gemm_rate = hw.peak_tflops(s.precision) * 1e12 * e_gemm;
+        const std::string p16 = hw.tflops_bf16 > 0 ? "bf16" : (hw.tflops_fp16 > 0 ? "fp16" : s.precision);
+        const double e16 = hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.gemm_efficiency;
+        bf16_rate = hw.peak_tflops(p16) * 1e12 * e16;
+        attn_rate =
+            hw.peak_tflops(p16) * 1e12 * (hw.gemm_efficiency > 0 ? hw.gemm_efficiency : cal.attention_efficiency);
+        const double e_mem = hw.memory_efficiency > 0 ? hw.memory_efficiency : cal.memory_efficiency;
+        mem_rate = hw.hbm_bw_GBps * GB * e_mem;
+        const double rows_dense = T;
+        const double rows_expert = m.n_experts > 0 ? T * m.topk * l.ep * l.etp / (tp * m.n_experts) : 1.0;
+        eff_rows_dense = size_eff(rows_dense), eff_rows_expert = size_eff(rows_expert);
+    }
 
     // EP all-to-all: seconds per token (per device token) for one dispatch+combine round trip fwd+bwd
-    double ep_time_per_token = 0;
-    if (m.n_experts > 0 && l.ep > 1) {
+    double ep_seconds_per_token() const {
+        if (!(m.n_experts > 0 && l.ep > 1)) return 0;
         const double h = m.hidden, k = m.topk;
         // fwd dispatch+combine, bwd the two (bf16; fp32 everywhere when the precision is fp32)
         const double w = s.precision == "fp32" ? 4.0 : 2.0;
@@ -368,28 +435,25 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
             out_copies = std::min(out_copies, s.node_limited_routing * (ndom - 1) / ndom);
         const double t_out = out_copies * bytes_round / (t_ep_out.bw_GBps * GB * t_ep_out.efficiency);
         const double t_inn = in_copies * bytes_round / (t_in.bw_GBps * GB * t_in.efficiency);
-        ep_time_per_token = std::max(t_out, t_inn);
+        return std::max(t_out, t_inn);
     }
-    const double ep_latency = m.n_experts > 0 && l.ep > 1 ? 4 * t_ep_out.latency_us * 1e-6 : 0;
 
-    // layers per chunk
-    const int C = n_chunks(l);
-    const std::vector<int> per_chunk =
-        l.layers_per_chunk.empty() ? split_layers(m.n_main_layers, C) : l.layers_per_chunk;
-    std::vector<int> chunk_first(C + 1, 0);
-    for (int c = 0; c < C; c++) chunk_first[c + 1] = chunk_first[c] + per_chunk[c];
-
-    // per-layer quantities per micro-batch on one device
-    struct layer_eval {
-        double params_dense = 0, params_expert = 0;  // elements on the device
-        double act_kept = 0, act_full = 0;           // bytes per micro-batch (kept under the policy / no recompute)
-        double t_gemm = 0, t_att = 0, t_mem = 0, t_tp = 0, t_ep = 0, t_cp = 0, hw_flops = 0;
-        double ns_flops = 0;  // Muon Newton–Schulz FLOPs (whole matrices on the device)
-    };
-    auto eval_layer = [&](const plan_layer& L) {
+    // ---- one layer
+    layer_eval eval_layer(const plan_layer& L) const {
         layer_eval e;
         e.params_dense = L.p_tp / tp + L.p_rep;
         e.params_expert = L.n_experts > 0 ? (double)L.n_experts / l.ep * L.p_expert / l.etp : 0;
+        const layer_acts a = layer_activations(L);
+        e.act_kept = a.kept;
+        e.act_full = a.full;
+        layer_compute_times(L, a, e);
+        layer_comm_times(L, e);
+        // Muon: Newton–Schulz on whole matrices, ≈ 10 iterations × 6·min_dim FLOPs per parameter
+        e.ns_flops = 60.0 * (L.muon_min_dim * (L.p_tp + L.p_rep) / tp + L.expert_min_dim * e.params_expert);
+        return e;
+    }
+
+    layer_acts layer_activations(const plan_layer& L) const {
         double kept = 0, full = 0, recomputed = 0;
         for (const auto& a : L.acts) {
             const bool routed = a.group == act_group::moe_fc1 || a.group == act_group::moe_act;
@@ -408,16 +472,19 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
             recomputed = full;
             kept = L.residual_bytes * T / (sp ? tp : 1.0);
         }
-        e.act_kept = kept;
-        e.act_full = full;
-        // compute, forward + backward
+        return {kept, full, recomputed};
+    }
+
+    // compute, forward + backward (+ the recomputed forward): GEMM, attention and memory time, hardware FLOPs
+    void layer_compute_times(const plan_layer& L, const layer_acts& a, layer_eval& e) const {
+        const double full = a.full, recomputed = a.recomputed;
         double g_dense = (L.f_gemm + L.f_indexer) * T / tp, g_exp = L.f_expert * T / tp, att = L.f_core * T / tp;
         double extra_dense = 0, extra_exp = 0, extra_att = 0;
         if (rc.full) {
             extra_dense = g_dense / 3, extra_exp = g_exp / 3, extra_att = att / 3;
         } else {
             bool has_scores = false;
-            for (const auto& a : L.acts) has_scores |= a.group == act_group::attn_scores;
+            for (const auto& x : L.acts) has_scores |= x.group == act_group::attn_scores;
             if (rc.core && has_scores) extra_att = att / 3;
             if (rc.up_proj) extra_dense += L.f_fwd_up_proj * T / tp;
             if (rc.mlp) extra_dense += L.f_fwd_mlp * T / tp;
@@ -431,6 +498,10 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
         e.t_att = (att + extra_att) / attn_rate;
         e.hw_flops = g_dense + g_exp + att + extra_dense + extra_exp + extra_att;
         e.t_mem = (cal.memory_passes * full + recomputed) / mem_rate;
+    }
+
+    // TP collectives, EP all-to-all and the CP ring exchange of a layer
+    void layer_comm_times(const plan_layer& L, layer_eval& e) const {
         // TP collectives of h-sized activations
         if (l.tp > 1) {
             const double n_coll = 2.0 * L.tp_collectives + (rc.full ? L.tp_collectives : 0);
@@ -449,32 +520,62 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
             const double t = bytes / (t_cp.bw_GBps * GB * t_cp.efficiency);
             e.t_cp = std::max(0.0, t - e.t_att);  // ring exchange hidden behind the attention core
         }
-        // Muon: Newton–Schulz on whole matrices, ≈ 10 iterations × 6·min_dim FLOPs per parameter
-        e.ns_flops = 60.0 * (L.muon_min_dim * (L.p_tp + L.p_rep) / tp + L.expert_min_dim * e.params_expert);
-        return e;
-    };
-    std::vector<layer_eval> evals;
-    evals.reserve(m.layers.size());
-    for (const auto& L : m.layers) evals.push_back(eval_layer(L));
+    }
 
-    // per device
-    const double head_flops_tok = m.head_flops_per_use() * (1 + m.n_mtp) + m.f_top;
-    const double logits_bytes = T * m.vocab / tp * 4.0 * 2;  // fp32 logits and their gradient, per prediction
-    double max_full_layer_act = 0;
-    for (const auto& e : evals) max_full_layer_act = std::max(max_full_layer_act, e.act_full);
-    const double usable = hw.hbm_GB * GB * (1 - cal.reserve_fraction) - hw.hbm_reserved_GB * GB;
-    r.usable_GB = usable / GB;
-    const double grad_b = s.grad_dtype == "fp32" ? 4 : 2;
-    const double work_b = s.precision == "fp32" ? 4 : 2;  // working copy of the weights (all-gathered by ZeRO-1)
-    const double mom_b = s.moment_dtype == "fp32" ? 4 : 2;
-    double t_mb_max = 0, opt_max = 0, swap_max = 0, dp_max = 0;
-    double hw_flops_sum = 0;
-    for (int d = 0; d < l.pp; d++) {
+    std::vector<layer_eval> eval_layers() const {
+        std::vector<layer_eval> evals;
+        evals.reserve(m.layers.size());
+        for (const auto& L : m.layers) evals.push_back(eval_layer(L));
+        return evals;
+    }
+
+    // ---- the pipeline stages
+    int C = 0;                                 // model chunks
+    std::vector<int> chunk_first;              // first layer of each chunk (and the end)
+    std::vector<layer_eval> evals;             // one per layer, main layers then MTP
+    double head_flops_tok = 0;                 // training FLOPs per token of the head(s) and the top
+    double logits_bytes = 0;                   // fp32 logits and their gradient, per prediction
+    double max_full_layer_act = 0;             // the largest layer's activations without recompute
+    double usable = 0;                         // HBM bytes usable per device
+    double grad_b = 0, work_b = 0, mom_b = 0;  // bytes per element of gradients, working weights, moments
+
+    // Layers per chunk, every layer's evaluation, and the per-device constants of the stages.
+    void prepare_stages(plan_result& r) {
+        // layers per chunk
+        C = n_chunks(l);
+        const std::vector<int> per_chunk =
+            l.layers_per_chunk.empty() ? split_layers(m.n_main_layers, C) : l.layers_per_chunk;
+        chunk_first.assign(C + 1, 0);
+        for (int c = 0; c < C; c++) chunk_first[c + 1] = chunk_first[c] + per_chunk[c];
+        evals = eval_layers();
+        // per device
+        head_flops_tok = m.head_flops_per_use() * (1 + m.n_mtp) + m.f_top;
+        logits_bytes = T * m.vocab / tp * 4.0 * 2;  // fp32 logits and their gradient, per prediction
+        for (const auto& e : evals) max_full_layer_act = std::max(max_full_layer_act, e.act_full);
+        usable = hw.hbm_GB * GB * (1 - cal.reserve_fraction) - hw.hbm_reserved_GB * GB;
+        r.usable_GB = usable / GB;
+        grad_b = s.grad_dtype == "fp32" ? 4 : 2;
+        work_b = s.precision == "fp32" ? 4 : 2;  // working copy of the weights (all-gathered by ZeRO-1)
+        mom_b = s.moment_dtype == "fp32" ? 4 : 2;
+    }
+
+    // Pipeline rank d: its chunks' time per micro-batch, memory, DP traffic and optimizer step; updates the maxima.
+    stage_cost eval_stage(int d, plan_result& r, stage_totals& tot) const {
         stage_cost st;
         st.device = d;
         st.chunks = device_chunks(l, d);
-        double p_dense = 0, p_exp = 0, p_embed = 0, act = 0, ns = 0;
-        double t_gemm = 0, t_att = 0, t_mem = 0, t_tp_s = 0, t_ep_s = 0, t_cp_s = 0, hwf = 0;
+        const stage_sums a = sum_stage_chunks(st);
+        stage_time(st, a, tot);
+        const optimizer_shard o = stage_memory(st, a, d, r);
+        tot.dp_max = std::max(tot.dp_max, stage_dp_seconds(a, r));
+        tot.opt_max = std::max(tot.opt_max, stage_optimizer_seconds(a, o, r));
+        if (s.optimizer_swap) tot.swap_max = std::max(tot.swap_max, 2 * o.opt_bytes / (hw.host_bw_GBps * GB));
+        return st;
+    }
+
+    // Sums the layers of the stage's chunks (MTP joins the last chunk), with the embedding and the head.
+    stage_sums sum_stage_chunks(stage_cost& st) const {
+        stage_sums a;
         for (int c : st.chunks) {
             std::vector<int> layer_ids;
             for (int i = chunk_first[c]; i < chunk_first[c + 1]; i++) layer_ids.push_back(i);
@@ -482,29 +583,34 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
                 for (int k = 0; k < m.n_mtp; k++) layer_ids.push_back(m.n_main_layers + k);
             for (int i : layer_ids) {
                 const layer_eval& e = evals[i];
-                p_dense += e.params_dense, p_exp += e.params_expert, act += e.act_kept, ns += e.ns_flops;
-                t_gemm += e.t_gemm, t_att += e.t_att, t_mem += e.t_mem, t_tp_s += e.t_tp, t_ep_s += e.t_ep;
-                t_cp_s += e.t_cp, hwf += e.hw_flops;
+                a.p_dense += e.params_dense, a.p_exp += e.params_expert, a.act += e.act_kept, a.ns += e.ns_flops;
+                a.t_gemm += e.t_gemm, a.t_att += e.t_att, a.t_mem += e.t_mem, a.t_tp_s += e.t_tp, a.t_ep_s += e.t_ep;
+                a.t_cp_s += e.t_cp, a.hwf += e.hw_flops;
                 st.layers++;
             }
             if (c == 0) {
                 st.embedding = true;
-                p_embed += m.embed_params / tp;
+                a.p_embed += m.embed_params / tp;
             }
             if (c == C - 1) {
                 st.head = true;
-                p_embed += (m.head_params) / tp + m.top_params;
+                a.p_embed += (m.head_params) / tp + m.top_params;
                 const double f = head_flops_tok * T / tp;
-                t_gemm += f / (gemm_rate * eff_rows_dense * size_eff(m.hidden / tp));
-                hwf += f;
-                t_mem += cal.memory_passes * logits_bytes * (1 + m.n_mtp) / 2 / mem_rate;
+                a.t_gemm += f / (gemm_rate * eff_rows_dense * size_eff(m.hidden / tp));
+                a.hwf += f;
+                a.t_mem += cal.memory_passes * logits_bytes * (1 + m.n_mtp) / 2 / mem_rate;
             }
         }
+        return a;
+    }
+
+    // Seconds per micro-batch of the stage, by kind, with the PP send/recv; adds to the hardware FLOPs.
+    void stage_time(stage_cost& st, const stage_sums& a, stage_totals& tot) const {
         // DualPipe: each micro-batch passes one of the device's two chunks (the two directions)
         const double share = l.schedule == "dualpipe" ? 0.5 : 1.0;
-        st.t_gemm = t_gemm * share, st.t_attention = t_att * share, st.t_memory = t_mem * share;
-        st.t_tp = t_tp_s * share, st.t_ep = t_ep_s * share, st.t_cp = t_cp_s * share;
-        hw_flops_sum += hwf * share;
+        st.t_gemm = a.t_gemm * share, st.t_attention = a.t_att * share, st.t_memory = a.t_mem * share;
+        st.t_tp = a.t_tp_s * share, st.t_ep = a.t_ep_s * share, st.t_cp = a.t_cp_s * share;
+        tot.hw_flops_sum += a.hwf * share;
         // PP send/recv of the residual stream, both directions, per chunk boundary crossed
         if (l.pp > 1) {
             const double resid = m.layers.empty() ? 2.0 * m.hidden : m.layers.front().residual_bytes;
@@ -513,24 +619,47 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
             st.t_pp = crossings * bytes / (t_pp.bw_GBps * GB * t_pp.efficiency) * (1 - cal.background_overlap);
         }
         st.t_mb = st.t_gemm + st.t_attention + st.t_memory + st.t_tp + st.t_ep + st.t_pp + st.t_cp;
-        t_mb_max = std::max(t_mb_max, st.t_mb);
+        tot.t_mb_max = std::max(tot.t_mb_max, st.t_mb);
+    }
 
-        // memory
-        const double p_all = p_dense + p_exp + p_embed;
+    // The stage's memory: weights, gradients, optimizer state, activations in flight, buffers; updates the peak.
+    optimizer_shard stage_memory(stage_cost& st, const stage_sums& a, int d, plan_result& r) const {
+        const double p_all = a.p_dense + a.p_exp + a.p_embed;
         st.params = p_all;
         st.weights_GB = p_all * 2 / GB;
         st.grads_GB = p_all * grad_b / GB;
         if (s.shard_grads)
-            st.grads_GB = ((p_dense + p_embed) * grad_b / std::max(1.0, (double)r.dp * l.cp) +
-                           p_exp * grad_b / std::max(1, r.edp)) /
+            st.grads_GB = ((a.p_dense + a.p_embed) * grad_b / std::max(1.0, (double)r.dp * l.cp) +
+                           a.p_exp * grad_b / std::max(1, r.edp)) /
                           GB;
+        const optimizer_shard o = optimizer_state(a, r);
+        st.optimizer_GB = s.optimizer_swap ? 0 : o.opt_bytes / GB;
+        const double in_flight = micro_batches_in_flight(d);
+        st.in_flight = in_flight;
+        double act_bytes = a.act * in_flight;  // DualPipe(V): (pp+1) or (2pp+1) chunk units = in_flight device units
+        if (rc.full) act_bytes += max_full_layer_act;  // the layer being recomputed
+        if (st.head) act_bytes += logits_bytes;
+        st.activations_GB = act_bytes / GB;
+        st.buffers_GB = (l.ep > 1 || l.tp > 1 || r.dp > 1) ? cal.comm_buffer_GB : 0;
+        st.total_GB = st.weights_GB + st.grads_GB + st.optimizer_GB + st.activations_GB + st.buffers_GB;
+        r.peak_GB = std::max(r.peak_GB, st.total_GB);
+        return o;
+    }
+
+    // The optimizer state of the stage, sharded over DP (dense) and EDP (experts) under ZeRO-1.
+    optimizer_shard optimizer_state(const stage_sums& a, const plan_result& r) const {
         const double dense_shard = s.zero1 ? (double)r.dp * l.cp : 1.0;
         const double exp_shard = s.zero1 ? (double)r.edp : 1.0;
         const double mats_moments = s.optimizer == "muon" ? 1 : 2;
-        const double p_dense_opt = (p_dense) / dense_shard, p_embed_opt = p_embed / dense_shard;
-        const double p_exp_opt = p_exp / exp_shard;
-        const double opt_bytes = (p_dense_opt + p_exp_opt) * (4 + mats_moments * mom_b) + p_embed_opt * (4 + 2 * mom_b);
-        st.optimizer_GB = s.optimizer_swap ? 0 : opt_bytes / GB;
+        optimizer_shard o;
+        o.p_dense_opt = (a.p_dense) / dense_shard, o.p_embed_opt = a.p_embed / dense_shard;
+        o.p_exp_opt = a.p_exp / exp_shard;
+        o.opt_bytes = (o.p_dense_opt + o.p_exp_opt) * (4 + mats_moments * mom_b) + o.p_embed_opt * (4 + 2 * mom_b);
+        return o;
+    }
+
+    // Micro-batches of activations pipeline rank d holds at its peak (in units of its layers).
+    double micro_batches_in_flight(int d) const {
         double in_flight = 1;
         if (l.pp > 1) {
             if (l.schedule == "1f1b")
@@ -542,65 +671,90 @@ plan_result evaluate(const plan_model& m, const hardware_profile& hw, const cali
             else
                 in_flight = (2.0 * l.pp + 1) / 2.0;
         }
-        st.in_flight = in_flight;
-        double act_bytes = act * in_flight;  // DualPipe(V): (pp+1) or (2pp+1) chunk units = in_flight device units
-        if (rc.full) act_bytes += max_full_layer_act;  // the layer being recomputed
-        if (st.head) act_bytes += logits_bytes;
-        st.activations_GB = act_bytes / GB;
-        st.buffers_GB = (l.ep > 1 || l.tp > 1 || r.dp > 1) ? cal.comm_buffer_GB : 0;
-        st.total_GB = st.weights_GB + st.grads_GB + st.optimizer_GB + st.activations_GB + st.buffers_GB;
-        r.peak_GB = std::max(r.peak_GB, st.total_GB);
+        return in_flight;
+    }
 
-        // DP gradient reduce-scatter + parameter all-gather (ZeRO-1), or all-reduce
+    // DP gradient reduce-scatter + parameter all-gather (ZeRO-1), or all-reduce
+    double stage_dp_seconds(const stage_sums& a, const plan_result& r) const {
         auto dp_bytes = [&](double params, double n) {
             if (n <= 1) return 0.0;
             return s.zero1 ? (n - 1) / n * params * (grad_b + work_b) : 2 * (n - 1) / n * params * grad_b;
         };
         const double n_dense = (double)r.dp * l.cp;
-        const double t_dp_dev = ring_time(dp_bytes(p_dense + p_embed, n_dense), (int)n_dense, t_dp) +
-                                ring_time(dp_bytes(p_exp, r.edp), r.edp, t_dp);
-        dp_max = std::max(dp_max, t_dp_dev);
-        // optimizer step: memory-bound update of the local shard (+ Newton–Schulz for Muon)
-        const double p_shard = p_dense_opt + p_exp_opt + p_embed_opt;
+        return ring_time(dp_bytes(a.p_dense + a.p_embed, n_dense), (int)n_dense, t_dp) +
+               ring_time(dp_bytes(a.p_exp, r.edp), r.edp, t_dp);
+    }
+
+    // optimizer step: memory-bound update of the local shard (+ Newton–Schulz for Muon)
+    double stage_optimizer_seconds(const stage_sums& a, const optimizer_shard& o, const plan_result& r) const {
+        const double p_shard = o.p_dense_opt + o.p_exp_opt + o.p_embed_opt;
         const double upd_bytes = p_shard * (grad_b + 2 * 4 + 2 * 2 * mom_b + work_b);
         double t_opt = upd_bytes / mem_rate;
-        if (s.optimizer == "muon") t_opt += ns / (s.zero1 ? std::max(1.0, (double)r.edp) : 1.0) / bf16_rate;
-        opt_max = std::max(opt_max, t_opt);
-        if (s.optimizer_swap) swap_max = std::max(swap_max, 2 * opt_bytes / (hw.host_bw_GBps * GB));
-        r.stages.push_back(st);
+        if (s.optimizer == "muon") t_opt += a.ns / (s.zero1 ? std::max(1.0, (double)r.edp) : 1.0) / bf16_rate;
+        return t_opt;
     }
-    r.fits = r.peak_GB * GB <= usable;
-    r.headroom_GB = usable / GB - r.peak_GB;
-    r.t_mb_max = t_mb_max;
 
-    // pipeline
-    const double P = l.pp;
-    double bubble = 0;
-    if (l.pp > 1) {
-        if (l.schedule == "1f1b")
-            bubble = (P - 1) * t_mb_max;
-        else if (l.schedule == "interleaved")
-            bubble = (P - 1) * t_mb_max / l.vpp;
-        else if (l.schedule == "dualpipe")
-            bubble = (P / 2 - 1) * (2.0 / 3) * t_mb_max;
-        else
-            bubble = (P - 1) * t_mb_max / 3;
+    // ---- the step
+    // Pipeline (with its bubble), exposed DP traffic, optimizer and swap time of the step.
+    void step_time(plan_result& r, const stage_totals& tot) const {
+        const double t_mb_max = tot.t_mb_max, dp_max = tot.dp_max;
+        const double bubble = pipeline_bubble(t_mb_max);
+        r.t_bubble = bubble;
+        r.t_pipeline = (double)mb * t_mb_max + bubble;
+        r.t_dp = dp_max;
+        r.t_dp_exposed = s.dp_overlap ? dp_max * (1 - cal.background_overlap) : dp_max;
+        r.t_optimizer = tot.opt_max;
+        r.t_swap = tot.swap_max;
+        r.t_step = r.t_pipeline + r.t_dp_exposed + r.t_optimizer + r.t_swap;
     }
-    r.t_bubble = bubble;
-    r.t_pipeline = (double)mb * t_mb_max + bubble;
-    r.t_dp = dp_max;
-    r.t_dp_exposed = s.dp_overlap ? dp_max * (1 - cal.background_overlap) : dp_max;
-    r.t_optimizer = opt_max;
-    r.t_swap = swap_max;
-    r.t_step = r.t_pipeline + r.t_dp_exposed + r.t_optimizer + r.t_swap;
 
-    const double tokens = (double)s.global_batch * (double)s.seq_len;
-    r.tokens_per_s = tokens / r.t_step;
-    r.tokens_per_s_per_device = r.tokens_per_s / (double)N;
-    r.flops = flops_per_token(m, s.convention);
-    r.tflops_per_device = r.flops.total * r.tokens_per_s_per_device / 1e12;
-    r.mfu = r.tflops_per_device / hw.mfu_peak_tflops();
-    r.hardware_flops_per_token = hw_flops_sum * l.tp / T;  // per token, all stages (incl. recompute)
+    double pipeline_bubble(double t_mb_max) const {
+        const double P = l.pp;
+        double bubble = 0;
+        if (l.pp > 1) {
+            if (l.schedule == "1f1b")
+                bubble = (P - 1) * t_mb_max;
+            else if (l.schedule == "interleaved")
+                bubble = (P - 1) * t_mb_max / l.vpp;
+            else if (l.schedule == "dualpipe")
+                bubble = (P / 2 - 1) * (2.0 / 3) * t_mb_max;
+            else
+                bubble = (P - 1) * t_mb_max / 3;
+        }
+        return bubble;
+    }
+
+    // Tokens/s, TFLOPS and MFU of the step.
+    void throughput(plan_result& r, double hw_flops_sum) const {
+        const double tokens = (double)s.global_batch * (double)s.seq_len;
+        r.tokens_per_s = tokens / r.t_step;
+        r.tokens_per_s_per_device = r.tokens_per_s / (double)N;
+        r.flops = flops_per_token(m, s.convention);
+        r.tflops_per_device = r.flops.total * r.tokens_per_s_per_device / 1e12;
+        r.mfu = r.tflops_per_device / hw.mfu_peak_tflops();
+        r.hardware_flops_per_token = hw_flops_sum * l.tp / T;  // per token, all stages (incl. recompute)
+    }
+};
+
+}  // namespace
+
+plan_result evaluate(const plan_model& m, const hardware_profile& hw, const calibration& cal, int64_t N,
+                     const plan_setup& s, const plan_layout& l) {
+    check_layout(m, hw, N, s, l);
+    plan_result r;
+    r.devices = N;
+    r.dp = (int)(N / ((int64_t)l.tp * l.cp * l.pp));
+    r.edp = (int)(N / ((int64_t)l.pp * l.ep * l.etp));
+    layout_evaluator ev(m, hw, cal, N, s, l, r.dp);
+    r.micro_batches = ev.mb;
+    ev.prepare_stages(r);
+    stage_totals tot;
+    for (int d = 0; d < l.pp; d++) r.stages.push_back(ev.eval_stage(d, r, tot));
+    r.fits = r.peak_GB * GB <= ev.usable;
+    r.headroom_GB = ev.usable / GB - r.peak_GB;
+    r.t_mb_max = tot.t_mb_max;
+    ev.step_time(r, tot);
+    ev.throughput(r, tot.hw_flops_sum);
     if (!r.fits)
         r.notes.push_back(fmt::format("does not fit: peak {:.1f} GB > usable {:.1f} GB", r.peak_GB, r.usable_GB));
     return r;
