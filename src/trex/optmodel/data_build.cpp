@@ -86,8 +86,8 @@ long get_count(const std::string& src, const ojson& j, const std::string& key, c
     return v.get<long>();
 }
 
-double get_number(const std::string& src, const ojson& j, const std::string& key, const std::string& path,
-                  double dflt, double lo, double hi) {
+double get_number(const std::string& src, const ojson& j, const std::string& key, const std::string& path, double dflt,
+                  double lo, double hi) {
     if (!j.contains(key)) return dflt;
     const ojson& v = j.at(key);
     if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi)
@@ -137,8 +137,10 @@ build_config parse_build_config(const std::string& path) {
     c.families = weights(path, sft, "families", fam_names);
     c.representations = weights(path, sft, "representations", {"DP", "DT", "DPS"});
     c.categories = weights(path, sft, "categories", {"formulation", "formulation_code", "code", "lp_file"});
-    if (!sft.contains("dialects")) c.dialects = {{"pulp", 1.0}};
-    else c.dialects = weights(path, sft, "dialects", {"pulp", "gurobipy"});
+    if (!sft.contains("dialects"))
+        c.dialects = {{"pulp", 1.0}};
+    else
+        c.dialects = weights(path, sft, "dialects", {"pulp", "gurobipy"});
     if (sft.contains("difficulty")) {
         const ojson& d = sft["difficulty"];
         if (!d.is_array() || d.size() != 2 || !d[0].is_number_integer() || !d[1].is_number_integer() ||
@@ -254,8 +256,10 @@ std::vector<slot> make_slots(const build_config& c) {
             slot s{kind, fam_of[(size_t)k], cell_of[(size_t)k].first, cell_of[(size_t)k].second, dia_of[(size_t)k]};
             const family& f = *all_families()[(size_t)s.fam];
             const double u = r.uniform();
-            if (u < c.infeasible_share && f.can_infeasible) s.want = design::infeasible;
-            else if (u >= 1 - c.unbounded_share && f.can_unbounded) s.want = design::unbounded;
+            if (u < c.infeasible_share && f.can_infeasible)
+                s.want = design::infeasible;
+            else if (u >= 1 - c.unbounded_share && f.can_unbounded)
+                s.want = design::unbounded;
             slots.push_back(s);
         }
     };
@@ -285,7 +289,9 @@ std::vector<slot> make_slots(const build_config& c) {
     return slots;
 }
 
-const char* kind_name(slot_kind k) { return k == slot_kind::test ? "test" : k == slot_kind::sft ? "sft" : "cpt"; }
+const char* kind_name(slot_kind k) {
+    return k == slot_kind::test ? "test" : k == slot_kind::sft ? "sft" : "cpt";
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // worker side: one slot, attempts from a0 until an instance passes every local gate
@@ -310,7 +316,8 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
         const uint64_t seed = mix64(c.seed ^ mix64((uint64_t)k * 0x9e3779b97f4a7c15ull + (uint64_t)a + 1));
         gen_request rq;
         rq.seed = seed;
-        rq.difficulty = c.difficulty_lo + (int)(mix64(seed ^ 0xd1ffull) % (uint64_t)(c.difficulty_hi - c.difficulty_lo + 1));
+        rq.difficulty =
+            c.difficulty_lo + (int)(mix64(seed ^ 0xd1ffull) % (uint64_t)(c.difficulty_hi - c.difficulty_lo + 1));
         rq.want = s.want;
         instance in = generate(f, rq);
         verification v = verify(in.m, c.verify);
@@ -318,7 +325,7 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
             drop(v.verdict);
             continue;
         }
-        const solve_status expect = s.want == design::feasible   ? solve_status::optimal
+        const solve_status expect = s.want == design::feasible     ? solve_status::optimal
                                     : s.want == design::infeasible ? solve_status::infeasible
                                                                    : solve_status::unbounded;
         if (v.status != expect) {
@@ -347,7 +354,8 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
                 reexec = "skipped";
             } else {
                 std::string twin;
-                if (code_task && s.dia == dialect::gurobipy) twin = render_code(f, in, dialect::pulp, s.rep == representation::dps);
+                if (code_task && s.dia == dialect::gurobipy)
+                    twin = render_code(f, in, dialect::pulp, s.rep == representation::dps);
                 reexec_result rr = reexec_answer(ans, s.cat, s.rep, in.data, v, env.py.get(), env.scratch,
                                                  twin.empty() ? nullptr : &twin);
                 if (!rr.ok) {
@@ -418,7 +426,7 @@ struct worker {
     pid_t pid = -1;
     int to = -1, from = -1;
     std::string buf;
-    long busy = -1;  // slot in progress
+    long busy = -1;    // slot in progress
     long busy_a0 = 0;  // its first attempt
 };
 
@@ -443,19 +451,9 @@ ojson sorted(const ojson& o) {
     return out;
 }
 
-}  // namespace
-
-// ---------------------------------------------------------------------------------------------------------------
-// parent
-
-build_report run_build(const build_config& c, bool force, bool show_progress) {
-    build_report rep;
-    const double t0 = now_seconds();
-    const fs::path out_dir = fs::absolute(c.output_dir).lexically_normal();
+// The Python that re-executes code answers: none when no slot has one or python is "off".
+std::string python_for_code_answers(const build_config& c, const std::vector<slot>& slots) {
     std::error_code ec;
-    if (fs::exists(out_dir, ec) && !force)
-        throw_error(fmt::format("{}: output directory exists (use --force to replace it)", out_dir.string()));
-    const std::vector<slot> slots = make_slots(c);
     bool needs_python = false;
     for (const auto& s : slots)
         if (s.kind == slot_kind::sft && (s.cat == task::code || s.cat == task::formulation_code)) needs_python = true;
@@ -463,34 +461,166 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
     if (needs_python && c.python != "off") {
         if (c.python == "auto") {
             python = find_python_with_pulp();
-            TREX_CHECK(!python.empty(), "{}: code answers must be re-executed but no Python with PuLP was found (run "
-                                        "scripts/setup.sh, set TREX_PYTHON, or set \"python\": \"off\")",
+            TREX_CHECK(!python.empty(),
+                       "{}: code answers must be re-executed but no Python with PuLP was found (run "
+                       "scripts/setup.sh, set TREX_PYTHON, or set \"python\": \"off\")",
                        c.source);
         } else {
             python = c.python;
             TREX_CHECK(fs::exists(python, ec), "{}: key 'python': {} does not exist", c.source, python);
         }
     }
-    // the temporary output directory: created now, so an unwritable location fails before any work
-    remove_stale_temp_entries(out_dir.has_parent_path() ? out_dir.parent_path().string() : ".", "data build");
-    staged_dir staged(out_dir.string());
-    const fs::path tmp(staged.path());
-    fs::create_directories(tmp / "cpt" / "synthetic");
-    fs::create_directories(tmp / "cpt" / "resources");
-    if (c.test_count > 0) {
-        fs::create_directories(tmp / "test" / "data");
-        fs::create_directories(tmp / "test" / "lp");
-    }
-    std::ofstream sft_out(tmp / "sft.jsonl", std::ios::binary);
-    TREX_CHECK(sft_out.good(), "{}: cannot write sft.jsonl", tmp.string());
-    std::map<std::string, std::unique_ptr<std::ofstream>> test_out;
-    std::ofstream cpt_index(tmp / "cpt" / "index.jsonl", std::ios::binary);
+    return python;
+}
 
-    // workers
-    int nw = c.workers > 0 ? c.workers : (int)std::max(1u, std::thread::hardware_concurrency());
-    nw = (int)std::min<long>(nw, std::max<long>(1, (long)slots.size()));
-    std::vector<worker> workers((size_t)nw);
-    auto spawn = [&](int w) {
+// The staged output directory and its files, written in slot order, with the counts of what they hold.
+struct build_outputs {
+    staged_dir staged;
+    const fs::path tmp;
+    std::ofstream sft_out;
+    std::map<std::string, std::unique_ptr<std::ofstream>> test_out;
+    std::ofstream cpt_index;
+    ojson by = ojson::object();  // per kind: counts by family, domain, status, ...
+    long sft_n = 0, cpt_n = 0;
+    std::map<std::string, long> test_n;
+
+    build_outputs(const fs::path& out_dir, const build_config& c) : staged(out_dir.string()), tmp(staged.path()) {
+        fs::create_directories(tmp / "cpt" / "synthetic");
+        fs::create_directories(tmp / "cpt" / "resources");
+        if (c.test_count > 0) {
+            fs::create_directories(tmp / "test" / "data");
+            fs::create_directories(tmp / "test" / "lp");
+        }
+        sft_out.open(tmp / "sft.jsonl", std::ios::binary);
+        TREX_CHECK(sft_out.good(), "{}: cannot write sft.jsonl", tmp.string());
+        cpt_index.open(tmp / "cpt" / "index.jsonl", std::ios::binary);
+    }
+
+    // One accepted slot's result: counted, then written where its kind goes.
+    void write(const slot& s, ojson& r) {
+        const ojson& meta = r["meta"];
+        ojson& cnt = by[kind_name(s.kind)];
+        for (const char* key : {"family", "domain", "status", "representation", "category", "dialect", "reexec"})
+            if (meta.contains(key)) add_count(cnt["by_" + std::string(key)], meta[key].get<std::string>());
+        add_count(cnt["by_difficulty"], std::to_string(meta["difficulty"].get<int>()));
+        if (s.kind == slot_kind::sft)
+            write_sft(r);
+        else if (s.kind == slot_kind::test)
+            write_test(r, meta);
+        else
+            write_cpt(r, meta);
+    }
+
+    void write_sft(ojson& r) {
+        ojson rec = r["record"];
+        ojson out = {{"id", fmt::format("sft-{:06d}", ++sft_n)}};
+        for (auto it = rec.begin(); it != rec.end(); ++it) out[it.key()] = it.value();
+        sft_out << out.dump() << "\n";
+    }
+
+    // A test item: a line of test/<representation>.jsonl, its data file and its reference LP.
+    void write_test(ojson& r, const ojson& meta) {
+        const std::string rn = meta["representation"].get<std::string>();
+        std::string lower = rn;
+        for (char& ch : lower) ch = (char)std::tolower((unsigned char)ch);
+        const long idx = ++test_n[lower];
+        const std::string id = fmt::format("test-{}-{:05d}", lower, idx);
+        if (!test_out.count(lower))
+            test_out[lower] = std::make_unique<std::ofstream>(tmp / "test" / (lower + ".jsonl"), std::ios::binary);
+        ojson rec = {{"id", id}, {"en_question", r["question"]}, {"en_answer", r["answer"]}};
+        if (r.contains("data")) {
+            rec["data_path"] = "data/" + id + ".json";
+            write_file((tmp / "test" / "data" / (id + ".json")).string(), r["data"].dump(2) + "\n");
+        }
+        rec["reference_lp_path"] = "lp/" + id + ".lp";
+        write_file((tmp / "test" / "lp" / (id + ".lp")).string(), r["lp"].get<std::string>());
+        rec["family"] = meta["family"];
+        rec["domain"] = meta["domain"];
+        rec["status"] = meta["status"];
+        *test_out[lower] << rec.dump() << "\n";
+    }
+
+    void write_cpt(ojson& r, const ojson& meta) {
+        const std::string id = fmt::format("cpt-{:06d}", ++cpt_n);
+        write_file((tmp / "cpt" / "synthetic" / (id + ".md")).string(), r["doc"].get<std::string>());
+        cpt_index << ojson{{"id", id},
+                           {"path", "synthetic/" + id + ".md"},
+                           {"source", "synthetic"},
+                           {"family", meta["family"]},
+                           {"status", meta["status"]}}
+                         .dump()
+                  << "\n";
+    }
+
+    // collected resources; returns how many
+    long write_resources(const build_config& c) {
+        long nres = 0;
+        if (c.cpt_resources) {
+            for (const auto& [name, text] : collected_resources()) {
+                write_file((tmp / "cpt" / "resources" / (name + ".md")).string(), text);
+                cpt_index << ojson{{"id", "res-" + name},
+                                   {"path", "resources/" + name + ".md"},
+                                   {"source", "collected"}}
+                                 .dump()
+                          << "\n";
+                nres++;
+            }
+        }
+        return nres;
+    }
+
+    void close() {
+        sft_out.close();
+        cpt_index.close();
+        for (auto& [k, f] : test_out) f->close();
+        TREX_CHECK(sft_out.good() && cpt_index.good(), "{}: write error", tmp.string());
+    }
+
+    // manifest.json: format, seed, config echo, counts, per-kind counts and the gates; returns the drops per gate.
+    ojson write_manifest(const build_config& c, long nres, const ojson& gates, long attempts, long kept) {
+        ojson manifest = {{"format", "trex-ordata-1"}, {"seed", c.seed}, {"config", c.echo}};
+        ojson counts = {{"sft", sft_n}, {"test", ojson::object()}, {"cpt_synthetic", cpt_n}, {"cpt_resources", nres}};
+        for (const auto& [k, n] : test_n) counts["test"][k] = n;
+        manifest["counts"] = counts;
+        for (const char* kind : {"sft", "test", "cpt"}) {
+            ojson o = ojson::object();
+            if (by.contains(kind))
+                for (auto it = by[kind].begin(); it != by[kind].end(); ++it) o[it.key()] = sorted(it.value());
+            manifest[kind] = o;
+        }
+        ojson drops = ojson::object();
+        for (int g = 1; g < gate_count; g++) drops[gate_name((gate)g)] = gates.value(gate_name((gate)g), 0);
+        manifest["gates"] = {{"attempts", attempts}, {"kept", kept}, {"drops", drops}};
+        write_file((tmp / "manifest.json").string(), manifest.dump(2) + "\n");
+        return drops;
+    }
+};
+
+// The worker processes and the queue of (slot, first attempt) sent to them. All workers start with the pool; once
+// it stands, leaving its scope (an error) stops them.
+struct worker_pool {
+    const build_config& c;
+    const std::vector<slot>& slots;
+    const std::string& python;
+    const fs::path tmp;
+    int nw = 0;
+    std::vector<worker> workers;
+    std::vector<std::pair<long, long>> queue;
+
+    worker_pool(const build_config& c_, const std::vector<slot>& slots_, const std::string& python_,
+                const fs::path& tmp_)
+        : c(c_), slots(slots_), python(python_), tmp(tmp_) {
+        nw = c.workers > 0 ? c.workers : (int)std::max(1u, std::thread::hardware_concurrency());
+        nw = (int)std::min<long>(nw, std::max<long>(1, (long)slots.size()));
+        workers.resize((size_t)nw);
+        for (int w = 0; w < nw; w++) spawn(w);
+    }
+    ~worker_pool() { stop(); }
+    worker_pool(const worker_pool&) = delete;
+    worker_pool& operator=(const worker_pool&) = delete;
+
+    // Forks worker w, connected by two pipes; the child runs worker_main and never returns.
+    void spawn(int w) {
         std::fflush(nullptr);
         int a[2], b[2];
         TREX_CHECK(::pipe(a) == 0 && ::pipe(b) == 0, "cannot create pipes");
@@ -512,9 +642,9 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
         ::close(a[0]);
         ::close(b[1]);
         workers[(size_t)w] = {pid, a[1], b[0], "", -1, 0};
-    };
-    for (int w = 0; w < nw; w++) spawn(w);
-    auto stop_workers = [&]() {
+    }
+
+    void stop() {
         for (auto& w : workers) {
             if (w.pid <= 0) continue;
             ::close(w.to);
@@ -524,16 +654,16 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
             ::waitpid(w.pid, &st, 0);
             w.pid = -1;
         }
-    };
-    struct worker_guard {
-        std::function<void()> f;
-        ~worker_guard() { f(); }
-    } wg{stop_workers};
+    }
 
-    // dispatch queue: (slot, first attempt)
-    std::vector<std::pair<long, long>> queue;
-    for (long k = (long)slots.size() - 1; k >= 0; k--) queue.push_back({k, 0});
-    auto dispatch = [&](worker& w) {
+    // Every slot from its first attempt, then one to each worker.
+    void start() {
+        for (long k = (long)slots.size() - 1; k >= 0; k--) queue.push_back({k, 0});
+        for (auto& w : workers) dispatch(w);
+    }
+
+    // Sends the next queued (slot, first attempt) to worker w, if any.
+    void dispatch(worker& w) {
         if (queue.empty()) return;
         auto [k, a0] = queue.back();
         queue.pop_back();
@@ -541,25 +671,47 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
         TREX_CHECK(::write(w.to, msg.data(), msg.size()) == (ssize_t)msg.size(), "lost a worker");
         w.busy = k;
         w.busy_a0 = a0;
-    };
-    for (auto& w : workers) dispatch(w);
+    }
 
+    void dispatch_idle() {
+        for (auto& w : workers)
+            if (w.busy < 0) dispatch(w);
+    }
+};
+
+// The parent's loop: reads the workers' results, takes them in slot order into the outputs, and sends duplicates,
+// crashed batches and exhausted batches back to the queue.
+struct build_loop {
+    const std::vector<slot>& slots;
+    worker_pool& pool;
+    build_outputs& out;
     std::map<long, ojson> done;  // finished results waiting for their turn (slot order)
     long next = 0;
     std::unordered_set<std::string> hashes;
     ojson gates = ojson::object();
-    ojson by = ojson::object();
-    long attempts = 0, sft_n = 0, cpt_n = 0;
-    std::map<std::string, long> test_n;
-    progress bar((int64_t)slots.size(), "slots");
-    auto merge_gates = [&](const ojson& g) {
+    long attempts = 0;
+    progress bar;
+
+    build_loop(const std::vector<slot>& slots_, worker_pool& pool_, build_outputs& out_)
+        : slots(slots_), pool(pool_), out(out_), bar((int64_t)slots.size(), "slots") {}
+
+    void run(bool show_progress) {
+        while (next < (long)slots.size()) {
+            take_finished(show_progress);
+            if (next >= (long)slots.size()) break;
+            poll_workers();
+        }
+    }
+
+    void merge_gates(const ojson& g) {
         for (auto it = g.begin(); it != g.end(); ++it) {
             gates[it.key()] = gates.value(it.key(), 0) + it.value().get<long>();
             attempts += it.value().get<long>();
         }
-    };
-    while (next < (long)slots.size()) {
-        // consume finished results in slot order
+    }
+
+    // consume finished results in slot order; a duplicate of an earlier slot stops here and is queued again
+    void take_finished(bool show_progress) {
         while (done.count(next)) {
             ojson r = std::move(done[next]);
             done.erase(next);
@@ -573,148 +725,125 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
             if (hashes.count(h)) {  // duplicate of an earlier slot: try again from the next attempt
                 gates["duplicate"] = gates.value("duplicate", 0) + 1;
                 attempts++;
-                queue.push_back({next, r["a"].get<long>() + 1});
-                for (auto& w : workers)
-                    if (w.busy < 0) dispatch(w);
-                break;
+                pool.queue.push_back({next, r["a"].get<long>() + 1});
+                pool.dispatch_idle();
+                return;
             }
             hashes.insert(h);
             attempts++;
-            const ojson& meta = r["meta"];
-            ojson& cnt = by[kind_name(s.kind)];
-            for (const char* key : {"family", "domain", "status", "representation", "category", "dialect", "reexec"})
-                if (meta.contains(key)) add_count(cnt["by_" + std::string(key)], meta[key].get<std::string>());
-            add_count(cnt["by_difficulty"], std::to_string(meta["difficulty"].get<int>()));
-            if (s.kind == slot_kind::sft) {
-                ojson rec = r["record"];
-                ojson out = {{"id", fmt::format("sft-{:06d}", ++sft_n)}};
-                for (auto it = rec.begin(); it != rec.end(); ++it) out[it.key()] = it.value();
-                sft_out << out.dump() << "\n";
-            } else if (s.kind == slot_kind::test) {
-                const std::string rn = meta["representation"].get<std::string>();
-                std::string lower = rn;
-                for (char& ch : lower) ch = (char)std::tolower((unsigned char)ch);
-                const long idx = ++test_n[lower];
-                const std::string id = fmt::format("test-{}-{:05d}", lower, idx);
-                if (!test_out.count(lower))
-                    test_out[lower] = std::make_unique<std::ofstream>(tmp / "test" / (lower + ".jsonl"), std::ios::binary);
-                ojson rec = {{"id", id}, {"en_question", r["question"]}, {"en_answer", r["answer"]}};
-                if (r.contains("data")) {
-                    rec["data_path"] = "data/" + id + ".json";
-                    write_file((tmp / "test" / "data" / (id + ".json")).string(), r["data"].dump(2) + "\n");
-                }
-                rec["reference_lp_path"] = "lp/" + id + ".lp";
-                write_file((tmp / "test" / "lp" / (id + ".lp")).string(), r["lp"].get<std::string>());
-                rec["family"] = meta["family"];
-                rec["domain"] = meta["domain"];
-                rec["status"] = meta["status"];
-                *test_out[lower] << rec.dump() << "\n";
-            } else {
-                const std::string id = fmt::format("cpt-{:06d}", ++cpt_n);
-                write_file((tmp / "cpt" / "synthetic" / (id + ".md")).string(), r["doc"].get<std::string>());
-                cpt_index << ojson{{"id", id}, {"path", "synthetic/" + id + ".md"}, {"source", "synthetic"},
-                                   {"family", meta["family"]}, {"status", meta["status"]}}
-                                 .dump()
-                          << "\n";
-            }
+            out.write(s, r);
             next++;
             if (show_progress) bar.update(next, fmt::format("attempts {}", attempts));
         }
-        if (next >= (long)slots.size()) break;
-        // wait for any worker
+    }
+
+    // wait for any worker (a second at most), read what the ready ones sent, then keep every worker busy
+    void poll_workers() {
         std::vector<pollfd> fds;
-        for (auto& w : workers) fds.push_back({w.from, POLLIN, 0});
+        for (auto& w : pool.workers) fds.push_back({w.from, POLLIN, 0});
         int pr = ::poll(fds.data(), fds.size(), 1000);
-        if (pr < 0 && errno == EINTR) continue;
-        for (size_t i = 0; i < workers.size(); i++) {
+        if (pr < 0 && errno == EINTR) return;
+        for (size_t i = 0; i < pool.workers.size(); i++) {
             if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
-            worker& w = workers[i];
-            char buf[65536];
-            ssize_t n = ::read(w.from, buf, sizeof buf);
-            if (n <= 0) {
-                // the worker died: a solver library aborted on one of its instances (Clp/Cbc assert on some
-                // inputs). The crash is deterministic, so skip that slot's whole batch of attempts, count it as a
-                // solver error and start a new worker.
-                int st;
-                ::close(w.to);
-                ::close(w.from);
-                ::waitpid(w.pid, &st, 0);
-                w.pid = -1;
-                if (w.busy >= 0) {
-                    gates["solver_error"] = gates.value("solver_error", 0) + 1;
-                    attempts++;
-                    TREX_CHECK(w.busy_a0 + attempts_per_dispatch < 8 * attempts_per_dispatch,
-                               "slot {}: data workers keep crashing on its instances", w.busy);
-                    queue.push_back({w.busy, w.busy_a0 + attempts_per_dispatch});
-                }
-                spawn((int)i);
-                dispatch(workers[i]);
-                continue;
-            }
-            w.buf.append(buf, (size_t)n);
-            size_t nl;
-            while ((nl = w.buf.find('\n')) != std::string::npos) {
-                ojson r = ojson::parse(w.buf.substr(0, nl));
-                w.buf.erase(0, nl + 1);
-                if (r.contains("error"))
-                    throw_error(fmt::format("slot {}: {}", r["k"].get<long>(), r["error"].get<std::string>()));
-                merge_gates(r["gates"]);
-                if (r.contains("gave_up") && r["a"].get<long>() + 1 < 4 * attempts_per_dispatch) {
-                    queue.push_back({r["k"].get<long>(), r["a"].get<long>() + 1});  // keep trying a while
-                    r = ojson();
-                } else {
-                    const long k = r["k"].get<long>();
-                    done[k] = std::move(r);
-                }
-                w.busy = -1;
-                dispatch(w);
-            }
+            read_worker(i);
         }
-        for (auto& w : workers)
-            if (w.busy < 0) dispatch(w);
+        pool.dispatch_idle();
     }
-    if (show_progress) bar.finish(fmt::format("attempts {}", attempts));
-    stop_workers();
-    for (int w = 0; w < nw; w++) fs::remove_all(tmp / (".scratch-" + std::to_string(w)), ec);
 
-    // collected resources
-    long nres = 0;
-    if (c.cpt_resources) {
-        for (const auto& [name, text] : collected_resources()) {
-            write_file((tmp / "cpt" / "resources" / (name + ".md")).string(), text);
-            cpt_index << ojson{{"id", "res-" + name}, {"path", "resources/" + name + ".md"}, {"source", "collected"}}.dump()
-                      << "\n";
-            nres++;
+    void read_worker(size_t i) {
+        worker& w = pool.workers[i];
+        char buf[65536];
+        ssize_t n = ::read(w.from, buf, sizeof buf);
+        if (n <= 0) {
+            restart_dead_worker(i);
+            return;
+        }
+        w.buf.append(buf, (size_t)n);
+        take_lines(w);
+    }
+
+    // the worker died: a solver library aborted on one of its instances (Clp/Cbc assert on some inputs). The crash
+    // is deterministic, so skip that slot's whole batch of attempts, count it as a solver error and start a new
+    // worker.
+    void restart_dead_worker(size_t i) {
+        worker& w = pool.workers[i];
+        int st;
+        ::close(w.to);
+        ::close(w.from);
+        ::waitpid(w.pid, &st, 0);
+        w.pid = -1;
+        if (w.busy >= 0) {
+            gates["solver_error"] = gates.value("solver_error", 0) + 1;
+            attempts++;
+            TREX_CHECK(w.busy_a0 + attempts_per_dispatch < 8 * attempts_per_dispatch,
+                       "slot {}: data workers keep crashing on its instances", w.busy);
+            pool.queue.push_back({w.busy, w.busy_a0 + attempts_per_dispatch});
+        }
+        pool.spawn((int)i);
+        pool.dispatch(pool.workers[i]);
+    }
+
+    // every complete line the worker sent: one slot's result, kept until its turn (or its slot queued again)
+    void take_lines(worker& w) {
+        size_t nl;
+        while ((nl = w.buf.find('\n')) != std::string::npos) {
+            ojson r = ojson::parse(w.buf.substr(0, nl));
+            w.buf.erase(0, nl + 1);
+            if (r.contains("error"))
+                throw_error(fmt::format("slot {}: {}", r["k"].get<long>(), r["error"].get<std::string>()));
+            merge_gates(r["gates"]);
+            if (r.contains("gave_up") && r["a"].get<long>() + 1 < 4 * attempts_per_dispatch) {
+                pool.queue.push_back({r["k"].get<long>(), r["a"].get<long>() + 1});  // keep trying a while
+                r = ojson();
+            } else {
+                const long k = r["k"].get<long>();
+                done[k] = std::move(r);
+            }
+            w.busy = -1;
+            pool.dispatch(w);
         }
     }
-    sft_out.close();
-    cpt_index.close();
-    for (auto& [k, f] : test_out) f->close();
-    TREX_CHECK(sft_out.good() && cpt_index.good(), "{}: write error", tmp.string());
+};
 
-    ojson manifest = {{"format", "trex-ordata-1"}, {"seed", c.seed}, {"config", c.echo}};
-    ojson counts = {{"sft", sft_n}, {"test", ojson::object()}, {"cpt_synthetic", cpt_n}, {"cpt_resources", nres}};
-    for (const auto& [k, n] : test_n) counts["test"][k] = n;
-    manifest["counts"] = counts;
-    for (const char* kind : {"sft", "test", "cpt"}) {
-        ojson o = ojson::object();
-        if (by.contains(kind))
-            for (auto it = by[kind].begin(); it != by[kind].end(); ++it) o[it.key()] = sorted(it.value());
-        manifest[kind] = o;
-    }
-    ojson drops = ojson::object();
-    for (int g = 1; g < gate_count; g++) drops[gate_name((gate)g)] = gates.value(gate_name((gate)g), 0);
-    manifest["gates"] = {{"attempts", attempts}, {"kept", (long)slots.size()}, {"drops", drops}};
-    write_file((tmp / "manifest.json").string(), manifest.dump(2) + "\n");
+}  // namespace
 
-    staged.publish();
+// ---------------------------------------------------------------------------------------------------------------
+// parent
+
+build_report run_build(const build_config& c, bool force, bool show_progress) {
+    build_report rep;
+    const double t0 = now_seconds();
+    const fs::path out_dir = fs::absolute(c.output_dir).lexically_normal();
+    std::error_code ec;
+    if (fs::exists(out_dir, ec) && !force)
+        throw_error(fmt::format("{}: output directory exists (use --force to replace it)", out_dir.string()));
+    const std::vector<slot> slots = make_slots(c);
+    const std::string python = python_for_code_answers(c, slots);
+    // the temporary output directory: created now, so an unwritable location fails before any work
+    remove_stale_temp_entries(out_dir.has_parent_path() ? out_dir.parent_path().string() : ".", "data build");
+    build_outputs out(out_dir, c);
+    const fs::path& tmp = out.tmp;
+
+    worker_pool pool(c, slots, python, tmp);
+    pool.start();
+    build_loop loop(slots, pool, out);
+    loop.run(show_progress);
+    if (show_progress) loop.bar.finish(fmt::format("attempts {}", loop.attempts));
+    pool.stop();
+    for (int w = 0; w < pool.nw; w++) fs::remove_all(tmp / (".scratch-" + std::to_string(w)), ec);
+
+    const long nres = out.write_resources(c);
+    out.close();
+    const ojson drops = out.write_manifest(c, nres, loop.gates, loop.attempts, (long)slots.size());
+
+    out.staged.publish();
 
     rep.seconds = now_seconds() - t0;
-    rep.sft = sft_n;
-    rep.cpt = cpt_n;
+    rep.sft = out.sft_n;
+    rep.cpt = out.cpt_n;
     rep.resources = nres;
-    for (const auto& [k, n] : test_n) rep.test += n;
-    rep.attempts = attempts;
+    for (const auto& [k, n] : out.test_n) rep.test += n;
+    rep.attempts = loop.attempts;
     for (auto it = drops.begin(); it != drops.end(); ++it) rep.drops[it.key()] = it.value().get<long>();
     return rep;
 }
