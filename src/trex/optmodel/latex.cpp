@@ -16,16 +16,20 @@ namespace {
 std::string escape_us(const std::string& s) {
     std::string o;
     for (char c : s) {
-        if (c == '_') o += "\\_";
-        else o += c;
+        if (c == '_')
+            o += "\\_";
+        else
+            o += c;
     }
     return o;
 }
 
 std::string coef_term(double a, const std::string& v, bool first) {
     std::string o;
-    if (first) o = a < 0 ? "-" : "";
-    else o = a < 0 ? " - " : " + ";
+    if (first)
+        o = a < 0 ? "-" : "";
+    else
+        o = a < 0 ? " - " : " + ";
     if (std::fabs(a) != 1.0) o += format_number(std::fabs(a)) + "\\,";
     return o + v;
 }
@@ -73,8 +77,10 @@ std::string write_latex(const model& m) {
         first = false;
     }
     if (m.obj_constant != 0.0) {
-        if (first) out += format_number(m.obj_constant);
-        else out += (m.obj_constant < 0 ? " - " : " + ") + format_number(std::fabs(m.obj_constant));
+        if (first)
+            out += format_number(m.obj_constant);
+        else
+            out += (m.obj_constant < 0 ? " - " : " + ") + format_number(std::fabs(m.obj_constant));
         first = false;
     }
     if (first) out += "0";
@@ -100,11 +106,16 @@ std::string write_latex(const model& m) {
         if (v.type == var_type::binary && v.lb == 0.0 && v.ub == 1.0) {
             lines.push_back(a + " \\in \\{0, 1\\}");
         } else {
-            if (v.lb == v.ub) lines.push_back(a + " = " + format_number(v.lb));
-            else if (v.lb == -inf && v.ub == inf) lines.push_back(a + " \\text{ free}");
-            else if (v.ub == inf) lines.push_back(a + " \\ge " + format_number(v.lb));
-            else if (v.lb == -inf) lines.push_back(a + " \\le " + format_number(v.ub));
-            else lines.push_back(format_number(v.lb) + " \\le " + a + " \\le " + format_number(v.ub));
+            if (v.lb == v.ub)
+                lines.push_back(a + " = " + format_number(v.lb));
+            else if (v.lb == -inf && v.ub == inf)
+                lines.push_back(a + " \\text{ free}");
+            else if (v.ub == inf)
+                lines.push_back(a + " \\ge " + format_number(v.lb));
+            else if (v.lb == -inf)
+                lines.push_back(a + " \\le " + format_number(v.ub));
+            else
+                lines.push_back(format_number(v.lb) + " \\le " + a + " \\le " + format_number(v.ub));
             if (v.type != var_type::continuous) lines.push_back(a + " \\in \\mathbb{Z}");
         }
         j = e;
@@ -195,34 +206,50 @@ std::string read_var(cursor& c) {
     return base;
 }
 
-}  // namespace
+// The name in a constraint row's tag "&& \text{(name)}" (tag: where it starts), with "\_" read as '_'.
+std::string constraint_tag_name(const std::string& ln, size_t tag) {
+    std::string name;
+    size_t q = tag + 10;
+    while (q < ln.size() && ln.compare(q, 2, ")}") != 0) {
+        if (ln.compare(q, 2, "\\_") == 0) {
+            name += '_';
+            q += 2;
+        } else {
+            name += ln[q++];
+        }
+    }
+    return name;
+}
 
-model parse_latex(const std::string& text, const std::string& what) {
-    parser ps{what, 0, ""};
-    const size_t b = text.find("\\begin{align*}");
-    const size_t e = text.find("\\end{align*}");
-    if (b == std::string::npos || e == std::string::npos || e < b)
-        throw_error(fmt::format("{}: no \\begin{{align*}} ... \\end{{align*}} block", what));
-    std::string body = text.substr(b + 14, e - b - 14);
+// The model read line by line from an align* block: the objective line first, then constraint rows and bound or
+// domain lines. Variables are created as they first appear (continuous, [0, inf)).
+struct latex_reader {
+    parser ps;
     model m;
-    m.name = "latex";
     std::map<std::string, int> index;
     std::map<int, bool> bounded;  // vars that got a bound line
-    auto var_id = [&](const std::string& n) {
+    bool have_obj = false;
+
+    int var_id(const std::string& n) {
         auto it = index.find(n);
         if (it != index.end()) return it->second;
         int j = m.add_var(n, var_type::continuous, 0.0, inf);
         index[n] = j;
         return j;
-    };
-    auto parse_expr = [&](cursor& c, std::vector<term>& terms, double& constant) {
+    }
+
+    // [+-] [number\,] var ... terms, or a number alone as a constant term
+    void parse_expr(cursor& c, std::vector<term>& terms, double& constant) {
         bool first = true;
         while (true) {
             double sign = 1.0;
             c.ws();
-            if (c.eat("-")) sign = -1.0;
-            else if (c.eat("+")) sign = 1.0;
-            else if (!first) break;
+            if (c.eat("-"))
+                sign = -1.0;
+            else if (c.eat("+"))
+                sign = 1.0;
+            else if (!first)
+                break;
             double coef = 1.0;
             const size_t save = c.p;
             double num;
@@ -242,8 +269,125 @@ model parse_latex(const std::string& text, const std::string& what) {
             terms.push_back({var_id(v), sign * coef});
             first = false;
         }
-    };
-    bool have_obj = false;
+    }
+
+    // One non-blank line (its trailing "\\" stripped).
+    void read_line(const std::string& ln) {
+        cursor c{ln};
+        if (!have_obj) {
+            read_objective(c);
+            return;
+        }
+        c.eat("\\text{s.t.}\\quad");
+        if (!c.eat("&")) ps.fail("expected '&'");
+        const size_t tag = ln.find("&& \\text{(");
+        if (tag != std::string::npos)  // a constraint row
+            read_constraint(ln, c, tag);
+        else  // bounds / domain line
+            read_bounds(c);
+    }
+
+    void read_objective(cursor& c) {
+        if (c.eat("\\min\\quad"))
+            m.sense = obj_sense::minimize;
+        else if (c.eat("\\max\\quad"))
+            m.sense = obj_sense::maximize;
+        else
+            ps.fail("expected \\min\\quad or \\max\\quad");
+        if (!c.eat("&")) ps.fail("expected '&'");
+        std::vector<term> t;
+        double constant = 0;
+        parse_expr(c, t, constant);
+        if (!c.done()) ps.fail("trailing text after the objective");
+        for (const term& x : t) m.vars[x.var].obj += x.coef;
+        m.obj_constant = constant;
+        have_obj = true;
+    }
+
+    // "expr \le|\ge|= number && \text{(name)}"
+    void read_constraint(const std::string& ln, const cursor& c, size_t tag) {
+        std::string name = constraint_tag_name(ln, tag);
+        std::string row = ln.substr(c.p, tag - c.p);
+        cursor r{row};
+        std::vector<term> t;
+        double constant = 0;
+        parse_expr(r, t, constant);
+        row_sense s;
+        if (r.eat("\\le"))
+            s = row_sense::le;
+        else if (r.eat("\\ge"))
+            s = row_sense::ge;
+        else if (r.eat("="))
+            s = row_sense::eq;
+        else
+            ps.fail("expected \\le, \\ge or =");
+        double rhs;
+        if (!read_number(r, &rhs) || !r.done()) ps.fail("expected a number after the relation");
+        m.add_con(name, t, s, rhs - constant);
+    }
+
+    // "[lo \le] x, y, ..." then a bound ("\le hi" after lo, "\ge", "\le", "=", free) or a domain ({0, 1}, Z)
+    void read_bounds(cursor& c) {
+        double lo = 0;
+        const size_t save = c.p;
+        bool lead = false;
+        if (read_number(c, &lo) && c.eat("\\le"))
+            lead = true;
+        else
+            c.p = save;
+        std::vector<int> js;
+        while (true) {
+            std::string v = read_var(c);
+            if (v.empty()) ps.fail("expected a variable list");
+            js.push_back(var_id(v));
+            if (!c.eat(",")) break;
+        }
+        double x;
+        if (lead) {
+            if (!c.eat("\\le") || !read_number(c, &x)) ps.fail("expected '\\le <number>'");
+            set_bounds(js, lo, x);
+        } else if (c.eat("\\in \\{0, 1\\}")) {
+            for (int j : js) m.vars[j].type = var_type::binary;
+            set_bounds(js, 0, 1);
+        } else if (c.eat("\\in \\mathbb{Z}")) {
+            for (int j : js) m.vars[j].type = var_type::integer;
+        } else if (c.eat("\\text{ free}")) {
+            set_bounds(js, -inf, inf);
+        } else if (c.eat("\\ge")) {
+            if (!read_number(c, &x)) ps.fail("expected a number");
+            set_bounds(js, x, inf);
+        } else if (c.eat("\\le")) {
+            if (!read_number(c, &x)) ps.fail("expected a number");
+            set_bounds(js, -inf, x);
+        } else if (c.eat("=")) {
+            if (!read_number(c, &x)) ps.fail("expected a number");
+            set_bounds(js, x, x);
+        } else {
+            ps.fail("unrecognised bound line");
+        }
+        if (!c.done()) ps.fail("trailing text");
+    }
+
+    void set_bounds(const std::vector<int>& js, double l, double u) {
+        for (int j : js) {
+            m.vars[j].lb = l;
+            m.vars[j].ub = u;
+            bounded[j] = true;
+        }
+    }
+};
+
+}  // namespace
+
+model parse_latex(const std::string& text, const std::string& what) {
+    latex_reader rd{{what, 0, ""}, {}, {}, {}, false};
+    const size_t b = text.find("\\begin{align*}");
+    const size_t e = text.find("\\end{align*}");
+    if (b == std::string::npos || e == std::string::npos || e < b)
+        throw_error(fmt::format("{}: no \\begin{{align*}} ... \\end{{align*}} block", what));
+    std::string body = text.substr(b + 14, e - b - 14);
+    rd.m.name = "latex";
+    parser& ps = rd.ps;
     size_t pos = 0;
     int base_line = 1;
     for (size_t k = 0; k < b; k++)
@@ -258,103 +402,12 @@ model parse_latex(const std::string& text, const std::string& what) {
         // strip trailing "\\"
         while (!ln.empty() && std::isspace((unsigned char)ln.back())) ln.pop_back();
         if (ln.size() >= 2 && ln.compare(ln.size() - 2, 2, "\\\\") == 0) ln.resize(ln.size() - 2);
-        if (ln.find_first_not_of(" \t") == std::string::npos) {
-            ps.line_no++;
-            if (nl == body.size()) break;
-            continue;
-        }
-        cursor c{ln};
-        if (!have_obj) {
-            if (c.eat("\\min\\quad")) m.sense = obj_sense::minimize;
-            else if (c.eat("\\max\\quad")) m.sense = obj_sense::maximize;
-            else ps.fail("expected \\min\\quad or \\max\\quad");
-            if (!c.eat("&")) ps.fail("expected '&'");
-            std::vector<term> t;
-            double constant = 0;
-            parse_expr(c, t, constant);
-            if (!c.done()) ps.fail("trailing text after the objective");
-            for (const term& x : t) m.vars[x.var].obj += x.coef;
-            m.obj_constant = constant;
-            have_obj = true;
-        } else {
-            c.eat("\\text{s.t.}\\quad");
-            if (!c.eat("&")) ps.fail("expected '&'");
-            const size_t tag = ln.find("&& \\text{(");
-            if (tag != std::string::npos) {  // a constraint row
-                std::string name;
-                size_t q = tag + 10;
-                while (q < ln.size() && ln.compare(q, 2, ")}") != 0) {
-                    if (ln.compare(q, 2, "\\_") == 0) {
-                        name += '_';
-                        q += 2;
-                    } else {
-                        name += ln[q++];
-                    }
-                }
-                std::string row = ln.substr(c.p, tag - c.p);
-                cursor r{row};
-                std::vector<term> t;
-                double constant = 0;
-                parse_expr(r, t, constant);
-                row_sense s;
-                if (r.eat("\\le")) s = row_sense::le;
-                else if (r.eat("\\ge")) s = row_sense::ge;
-                else if (r.eat("=")) s = row_sense::eq;
-                else ps.fail("expected \\le, \\ge or =");
-                double rhs;
-                if (!read_number(r, &rhs) || !r.done()) ps.fail("expected a number after the relation");
-                m.add_con(name, t, s, rhs - constant);
-            } else {  // bounds / domain line
-                double lo = 0;
-                const size_t save = c.p;
-                bool lead = false;
-                if (read_number(c, &lo) && c.eat("\\le")) lead = true;
-                else c.p = save;
-                std::vector<int> js;
-                while (true) {
-                    std::string v = read_var(c);
-                    if (v.empty()) ps.fail("expected a variable list");
-                    js.push_back(var_id(v));
-                    if (!c.eat(",")) break;
-                }
-                double x;
-                auto set = [&](double l, double u) {
-                    for (int j : js) {
-                        m.vars[j].lb = l;
-                        m.vars[j].ub = u;
-                        bounded[j] = true;
-                    }
-                };
-                if (lead) {
-                    if (!c.eat("\\le") || !read_number(c, &x)) ps.fail("expected '\\le <number>'");
-                    set(lo, x);
-                } else if (c.eat("\\in \\{0, 1\\}")) {
-                    for (int j : js) m.vars[j].type = var_type::binary;
-                    set(0, 1);
-                } else if (c.eat("\\in \\mathbb{Z}")) {
-                    for (int j : js) m.vars[j].type = var_type::integer;
-                } else if (c.eat("\\text{ free}")) {
-                    set(-inf, inf);
-                } else if (c.eat("\\ge")) {
-                    if (!read_number(c, &x)) ps.fail("expected a number");
-                    set(x, inf);
-                } else if (c.eat("\\le")) {
-                    if (!read_number(c, &x)) ps.fail("expected a number");
-                    set(-inf, x);
-                } else if (c.eat("=")) {
-                    if (!read_number(c, &x)) ps.fail("expected a number");
-                    set(x, x);
-                } else {
-                    ps.fail("unrecognised bound line");
-                }
-                if (!c.done()) ps.fail("trailing text");
-            }
-        }
+        if (ln.find_first_not_of(" \t") != std::string::npos) rd.read_line(ln);  // blank lines are skipped
         ps.line_no++;
         if (nl == body.size()) break;
     }
-    if (!have_obj) throw_error(fmt::format("{}: LaTeX model has no objective line", what));
-    return m;
+    if (!rd.have_obj) throw_error(fmt::format("{}: LaTeX model has no objective line", what));
+    return std::move(rd.m);
 }
 
 }  // namespace trex::optmodel
