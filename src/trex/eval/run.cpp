@@ -60,7 +60,9 @@ class completion_cache {
                 torn++;  // a line cut by an interruption
             }
         }
-        if (torn) std::fprintf(stderr, "trex eval: %s: %ld unreadable line(s) ignored (interrupted write)\n", path.c_str(), torn);
+        if (torn)
+            std::fprintf(stderr, "trex eval: %s: %ld unreadable line(s) ignored (interrupted write)\n", path.c_str(),
+                         torn);
         // a torn last line must not glue onto the next append
         f_ = std::fopen(path.c_str(), "ab");
         TREX_CHECK(f_ != nullptr, "{}: cannot open for appending", path);
@@ -85,7 +87,8 @@ class completion_cache {
     void put(const std::string& key, const std::string& id, int sample, const std::string& completion,
              const std::string& finish) {
         if (!enabled_) return;
-        const ojson j = {{"key", key}, {"id", id}, {"sample", sample}, {"completion", completion}, {"finish_reason", finish}};
+        const ojson j = {
+            {"key", key}, {"id", id}, {"sample", sample}, {"completion", completion}, {"finish_reason", finish}};
         const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         std::lock_guard<std::mutex> lock(mu_);
         std::fwrite(line.data(), 1, line.size(), f_);
@@ -189,7 +192,8 @@ sample_record judge_sample(executor& ex, const prepared_item& p, const judge_tas
 void write_outputs(const std::string& dir, const std::vector<sample_record>& recs, const eval_summary& s,
                    const ojson& run) {
     std::string lines;
-    for (const auto& r : recs) lines += sample_to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    for (const auto& r : recs)
+        lines += sample_to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     write_file_atomic(dir + "/results.jsonl", lines);
     ojson summary = summary_json(s);
     summary["run"] = run;
@@ -204,35 +208,29 @@ objective_judge make_judge(const std::string& judge, double tol) {
     return j;
 }
 
-}  // namespace
-
-run_result run_eval(const run_options& opt, backend& b) {
+// The refusals before any work: missing options, and a sandbox that does not hold (unless allowed).
+void check_run_options(const run_options& opt) {
     TREX_CHECK(!opt.benches.empty(), "no benchmark given (--bench FILE)");
     TREX_CHECK(!opt.out_dir.empty(), "no output directory given (--out DIR)");
     TREX_CHECK(opt.samples >= 1, "--samples must be at least 1");
-    for (int k : opt.ks) TREX_CHECK(k >= 1 && k <= opt.samples, "--k {}: must be between 1 and --samples ({})", k, opt.samples);
+    for (int k : opt.ks)
+        TREX_CHECK(k >= 1 && k <= opt.samples, "--k {}: must be between 1 and --samples ({})", k, opt.samples);
     // every answer (model files too) runs in the sandbox: refuse before asking the model anything
     if (!opt.exec.allow_unisolated && !sandbox_guarantees().isolated) {
         std::string missing;
         for (const auto& g : sandbox_guarantees().items)
             if (g.required && !g.held) missing += (missing.empty() ? "" : ", ") + g.name;
-        throw_error(fmt::format("the sandbox for model-written code does not hold here ({}; missing: {}); "
-                                "`trex eval sandbox` says why, --allow-unisolated runs the answers anyway",
-                                sandbox_guarantees().summary, missing));
+        throw_error(
+            fmt::format("the sandbox for model-written code does not hold here ({}; missing: {}); "
+                        "`trex eval sandbox` says why, --allow-unisolated runs the answers anyway",
+                        sandbox_guarantees().summary, missing));
     }
-    const objective_judge judge = make_judge(opt.judge, opt.tol);
-    const prompt_template tmpl = load_prompt(opt.prompt);
-    std::unique_ptr<fewshot_pool> pool;
-    if (opt.shots > 0) {
-        TREX_CHECK(!opt.shots_from.empty(), "--shots {} needs --shots-from FILE (a pool of solved examples)", opt.shots);
-        pool = std::make_unique<fewshot_pool>(opt.shots_from);
-    }
-    run_result res;
-    res.out_dir = opt.out_dir;
-    const double t0 = now_seconds();
-    // ---- items
+}
+
+// The items of every benchmark (at most --limit each); a repeated (benchmark, id) is renamed. What the loaders
+// skipped, and the renames, go to `skipped`.
+std::vector<prepared_item> load_items(const run_options& opt, std::vector<std::string>& skipped) {
     std::vector<prepared_item> items;
-    std::vector<std::string> skipped;
     std::set<std::pair<std::string, std::string>> seen;
     for (const auto& bs : opt.benches) {
         load_options lo = opt.load;
@@ -254,10 +252,20 @@ run_result run_eval(const run_options& opt, backend& b) {
             items.push_back(std::move(p));
         }
     }
-    for (size_t i = 0; i < skipped.size() && i < 10; i++) std::fprintf(stderr, "trex eval: skipped %s\n", skipped[i].c_str());
-    if (skipped.size() > 10) std::fprintf(stderr, "trex eval: ... %zu more (listed in the report)\n", skipped.size() - 10);
-    res.skipped_records = (long)skipped.size();
-    TREX_CHECK(!items.empty(), "no usable items in the benchmark file(s)");
+    return items;
+}
+
+// The first ten skipped records on stderr (the report lists them all).
+void report_skipped(const std::vector<std::string>& skipped) {
+    for (size_t i = 0; i < skipped.size() && i < 10; i++)
+        std::fprintf(stderr, "trex eval: skipped %s\n", skipped[i].c_str());
+    if (skipped.size() > 10)
+        std::fprintf(stderr, "trex eval: ... %zu more (listed in the report)\n", skipped.size() - 10);
+}
+
+// Each item's data, reference model, prompt (with its few-shot examples) and per-sample cache keys.
+void render_prompts(std::vector<prepared_item>& items, const run_options& opt, const prompt_template& tmpl,
+                    const fewshot_pool* pool, backend& b) {
     for (auto& p : items) {
         if (!p.item.data_path.empty()) p.data_json = read_file(p.item.data_path);
         if (p.item.truth.kind == truth_kind::structure) p.reference_lp = read_file(p.item.reference_lp_path);
@@ -266,34 +274,71 @@ run_result run_eval(const run_options& opt, backend& b) {
         p.msgs = render_prompt(tmpl, p.item, p.data_json, shots);
         for (int s = 0; s < opt.samples; s++) p.keys.push_back(completion_key(b.identity(), p.msgs, opt.gen, s));
     }
-    // ---- output directory and cache
+}
+
+// Creates the output directory (removing the cache for --fresh); returns the cache's path.
+std::string prepare_out_dir(const run_options& opt) {
     std::error_code ec;
     fs::create_directories(opt.out_dir, ec);
     TREX_CHECK(fs::is_directory(opt.out_dir, ec), "--out {}: cannot create the directory", opt.out_dir);
     const std::string cache_path = opt.out_dir + "/completions.jsonl";
     if (opt.fresh) fs::remove(cache_path, ec);
-    completion_cache cache(cache_path, b.cacheable());
-    // ---- work
-    struct gen_task {
-        size_t item;
-        int first, n;
-    };
+    return cache_path;
+}
+
+// One request to the backend: samples first .. first+n-1 of an item.
+struct gen_task {
+    size_t item;
+    int first, n;
+};
+
+// The work of a run: generator threads ask the backend for the completions the cache lacks, judge threads (one
+// executor each) judge every sample, cached ones first, into `records` (item-major, then sample).
+struct eval_work {
+    const run_options& opt;
+    backend& b;
+    const std::vector<prepared_item>& items;
+    completion_cache& cache;
+    const prompt_template& tmpl;
+    const objective_judge& judge;
     std::deque<gen_task> gen_tasks;
     work_queue<judge_task> jq;
     long total = 0;
-    for (size_t i = 0; i < items.size(); i++) {
-        std::vector<int> missing;
-        for (int s = 0; s < opt.samples; s++) {
-            total++;
-            std::string c;
-            if (cache.get(items[i].keys[(size_t)s], &c)) {
-                res.cached++;
-                jq.push(judge_task{i, s, std::move(c), false, ""});
-            } else {
-                missing.push_back(s);
+    std::mutex gen_mu;
+    std::atomic<long> generated{0}, backend_errors{0};
+    std::vector<std::thread> gen_threads;
+    std::vector<sample_record> records;
+    std::vector<size_t> offset;
+    std::atomic<long> judged{0}, correct{0};
+    double judge_busy_t0 = -1;
+    std::mutex t_mu;
+    double judge_last = 0;
+    std::vector<std::thread> judges;
+
+    eval_work(const run_options& opt_, backend& b_, const std::vector<prepared_item>& items_, completion_cache& cache_,
+              const prompt_template& tmpl_, const objective_judge& judge_)
+        : opt(opt_), b(b_), items(items_), cache(cache_), tmpl(tmpl_), judge(judge_) {}
+
+    // Cached samples go straight to the judges; the others become generation requests.
+    void plan(run_result& res) {
+        for (size_t i = 0; i < items.size(); i++) {
+            std::vector<int> missing;
+            for (int s = 0; s < opt.samples; s++) {
+                total++;
+                std::string c;
+                if (cache.get(items[i].keys[(size_t)s], &c)) {
+                    res.cached++;
+                    jq.push(judge_task{i, s, std::move(c), false, ""});
+                } else {
+                    missing.push_back(s);
+                }
             }
+            add_requests(i, missing);
         }
-        // one request for a missing suffix; single requests for holes
+    }
+
+    // one request for a missing suffix; single requests for holes
+    void add_requests(size_t i, const std::vector<int>& missing) {
         size_t k = 0;
         while (k < missing.size()) {
             size_t e = k;
@@ -306,97 +351,106 @@ run_result run_eval(const run_options& opt, backend& b) {
             k = e + 1;
         }
     }
-    res.items = (long)items.size();
-    res.samples = total;
-    std::mutex gen_mu;
-    std::atomic<long> generated{0}, backend_errors{0};
-    const int n_gen = std::max(1, std::min<int>(b.concurrency(), (int)gen_tasks.size()));
-    std::vector<std::thread> gen_threads;
-    for (int g = 0; g < n_gen && !gen_tasks.empty(); g++)
-        gen_threads.emplace_back([&] {
-            while (true) {
-                gen_task t;
-                {
-                    std::lock_guard<std::mutex> l(gen_mu);
-                    if (gen_tasks.empty()) return;
-                    t = gen_tasks.front();
-                    gen_tasks.pop_front();
-                }
-                gen_request rq;
-                rq.item_id = items[t.item].item.id;
-                rq.messages = items[t.item].msgs;
-                rq.params = opt.gen;
-                rq.n = t.n;
-                rq.first_sample = t.first;
-                gen_result gr;
-                try {
-                    gr = b.generate(rq);
-                } catch (const std::exception& e) {
-                    gr.ok = false;
-                    gr.error = e.what();
-                }
-                for (int s = 0; s < t.n; s++) {
-                    judge_task jt{t.item, t.first + s, "", false, ""};
-                    if (gr.ok && s < (int)gr.completions.size()) {
-                        jt.completion = gr.completions[(size_t)s];
-                        cache.put(items[t.item].keys[(size_t)(t.first + s)], rq.item_id, t.first + s, jt.completion,
-                                  s < (int)gr.finish_reasons.size() ? gr.finish_reasons[(size_t)s] : "");
-                        generated++;
-                    } else {
-                        jt.backend_error = true;
-                        jt.error = gr.error.empty() ? "no completion" : gr.error;
-                        backend_errors++;
-                    }
-                    jq.push(std::move(jt));
-                }
-            }
-        });
-    const int n_judge = std::max(1, opt.workers > 0 ? std::min(opt.workers, 32)
-                                                    : std::min(32, (int)std::max(1u, std::thread::hardware_concurrency())));
-    std::vector<sample_record> records((size_t)total);
-    std::vector<size_t> offset(items.size());
-    for (size_t i = 0; i < items.size(); i++) offset[i] = i * (size_t)opt.samples;
-    std::atomic<long> judged{0}, correct{0};
-    double judge_busy_t0 = -1;
-    std::mutex t_mu;
-    double judge_last = 0;
-    std::vector<std::thread> judges;
-    for (int w = 0; w < n_judge; w++)
-        judges.emplace_back([&, w] {
-            executor ex(opt.exec, w);
-            judge_task t;
-            while (jq.pop(&t)) {
-                {
-                    std::lock_guard<std::mutex> l(t_mu);
-                    if (judge_busy_t0 < 0) judge_busy_t0 = now_seconds();
-                }
-                sample_record r = judge_sample(ex, items[t.item], t, tmpl.artefact, judge);
-                if (r.v.correct) correct++;
-                records[offset[t.item] + (size_t)t.sample] = std::move(r);
-                judged++;
-                std::lock_guard<std::mutex> l(t_mu);
-                judge_last = now_seconds();
-            }
-        });
-    progress bar(total, "answers");
-    std::thread closer([&] {
-        for (auto& t : gen_threads) t.join();
-        jq.close();
-    });
-    while (judged.load() < total) {
-        if (opt.progress)
-            bar.update(judged.load(), fmt::format("generated {} cached {} correct {}", generated.load(), res.cached,
-                                                  correct.load()));
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+    void start_generators() {
+        const int n_gen = std::max(1, std::min<int>(b.concurrency(), (int)gen_tasks.size()));
+        for (int g = 0; g < n_gen && !gen_tasks.empty(); g++) gen_threads.emplace_back([this] { generate_loop(); });
     }
-    closer.join();
-    for (auto& t : judges) t.join();
-    if (opt.progress) bar.finish(fmt::format("generated {} cached {} correct {}", generated.load(), res.cached, correct.load()));
-    res.generated = generated.load();
-    res.backend_errors = backend_errors.load();
-    res.seconds = now_seconds() - t0;
-    res.judge_seconds = judge_busy_t0 < 0 ? 0 : judge_last - judge_busy_t0;
-    res.summary = summarize(records, opt.ks);
+
+    void generate_loop() {
+        while (true) {
+            gen_task t;
+            {
+                std::lock_guard<std::mutex> l(gen_mu);
+                if (gen_tasks.empty()) return;
+                t = gen_tasks.front();
+                gen_tasks.pop_front();
+            }
+            generate(t);
+        }
+    }
+
+    // One request; each completion is cached and judged (a failed request: each sample a backend error).
+    void generate(const gen_task& t) {
+        gen_request rq;
+        rq.item_id = items[t.item].item.id;
+        rq.messages = items[t.item].msgs;
+        rq.params = opt.gen;
+        rq.n = t.n;
+        rq.first_sample = t.first;
+        gen_result gr;
+        try {
+            gr = b.generate(rq);
+        } catch (const std::exception& e) {
+            gr.ok = false;
+            gr.error = e.what();
+        }
+        for (int s = 0; s < t.n; s++) {
+            judge_task jt{t.item, t.first + s, "", false, ""};
+            if (gr.ok && s < (int)gr.completions.size()) {
+                jt.completion = gr.completions[(size_t)s];
+                cache.put(items[t.item].keys[(size_t)(t.first + s)], rq.item_id, t.first + s, jt.completion,
+                          s < (int)gr.finish_reasons.size() ? gr.finish_reasons[(size_t)s] : "");
+                generated++;
+            } else {
+                jt.backend_error = true;
+                jt.error = gr.error.empty() ? "no completion" : gr.error;
+                backend_errors++;
+            }
+            jq.push(std::move(jt));
+        }
+    }
+
+    void start_judges() {
+        const int n_judge =
+            std::max(1, opt.workers > 0 ? std::min(opt.workers, 32)
+                                        : std::min(32, (int)std::max(1u, std::thread::hardware_concurrency())));
+        records.resize((size_t)total);
+        offset.resize(items.size());
+        for (size_t i = 0; i < items.size(); i++) offset[i] = i * (size_t)opt.samples;
+        for (int w = 0; w < n_judge; w++) judges.emplace_back([this, w] { judge_loop(w); });
+    }
+
+    void judge_loop(int w) {
+        executor ex(opt.exec, w);
+        judge_task t;
+        while (jq.pop(&t)) {
+            {
+                std::lock_guard<std::mutex> l(t_mu);
+                if (judge_busy_t0 < 0) judge_busy_t0 = now_seconds();
+            }
+            sample_record r = judge_sample(ex, items[t.item], t, tmpl.artefact, judge);
+            if (r.v.correct) correct++;
+            records[offset[t.item] + (size_t)t.sample] = std::move(r);
+            judged++;
+            std::lock_guard<std::mutex> l(t_mu);
+            judge_last = now_seconds();
+        }
+    }
+
+    // Until every sample is judged (with a progress line); then every thread is joined.
+    void wait(const run_result& res) {
+        progress bar(total, "answers");
+        std::thread closer([&] {
+            for (auto& t : gen_threads) t.join();
+            jq.close();
+        });
+        while (judged.load() < total) {
+            if (opt.progress)
+                bar.update(judged.load(), fmt::format("generated {} cached {} correct {}", generated.load(), res.cached,
+                                                      correct.load()));
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+        closer.join();
+        for (auto& t : judges) t.join();
+        if (opt.progress)
+            bar.finish(fmt::format("generated {} cached {} correct {}", generated.load(), res.cached, correct.load()));
+    }
+};
+
+// The run's description in summary.json and the reports.
+ojson run_description(const run_options& opt, backend& b, const prompt_template& tmpl, const objective_judge& judge,
+                      const run_result& res, const std::vector<std::string>& skipped) {
     ojson run = {{"backend", b.identity()},
                  {"prompt", tmpl.name + " (" + tmpl.path + ")"},
                  {"shots", opt.shots},
@@ -413,7 +467,49 @@ run_result run_eval(const run_options& opt, backend& b) {
     ojson sk = ojson::array();
     for (const auto& s : skipped) sk.push_back(s);
     run["skipped"] = sk;
-    write_outputs(opt.out_dir, records, res.summary, run);
+    return run;
+}
+
+}  // namespace
+
+run_result run_eval(const run_options& opt, backend& b) {
+    check_run_options(opt);
+    const objective_judge judge = make_judge(opt.judge, opt.tol);
+    const prompt_template tmpl = load_prompt(opt.prompt);
+    std::unique_ptr<fewshot_pool> pool;
+    if (opt.shots > 0) {
+        TREX_CHECK(!opt.shots_from.empty(), "--shots {} needs --shots-from FILE (a pool of solved examples)",
+                   opt.shots);
+        pool = std::make_unique<fewshot_pool>(opt.shots_from);
+    }
+    run_result res;
+    res.out_dir = opt.out_dir;
+    const double t0 = now_seconds();
+    // ---- items
+    std::vector<std::string> skipped;
+    std::vector<prepared_item> items = load_items(opt, skipped);
+    report_skipped(skipped);
+    res.skipped_records = (long)skipped.size();
+    TREX_CHECK(!items.empty(), "no usable items in the benchmark file(s)");
+    render_prompts(items, opt, tmpl, pool.get(), b);
+    // ---- output directory and cache
+    const std::string cache_path = prepare_out_dir(opt);
+    completion_cache cache(cache_path, b.cacheable());
+    // ---- work
+    eval_work work(opt, b, items, cache, tmpl, judge);
+    work.plan(res);
+    res.items = (long)items.size();
+    res.samples = work.total;
+    work.start_generators();
+    work.start_judges();
+    work.wait(res);
+    res.generated = work.generated.load();
+    res.backend_errors = work.backend_errors.load();
+    res.seconds = now_seconds() - t0;
+    res.judge_seconds = work.judge_busy_t0 < 0 ? 0 : work.judge_last - work.judge_busy_t0;
+    res.summary = summarize(work.records, opt.ks);
+    const ojson run = run_description(opt, b, tmpl, judge, res, skipped);
+    write_outputs(opt.out_dir, work.records, res.summary, run);
     return res;
 }
 
@@ -443,7 +539,10 @@ run_result rescore_run(const std::string& out_dir, const std::string& judge_kind
     }
     std::sort(ks.begin(), ks.end());
     objective_judge j;
-    const std::string kind = judge_kind.empty() ? run.value("objective judge", std::string("abs")).substr(0, run.value("objective judge", std::string("abs")).find(' ')) : judge_kind;
+    const std::string kind = judge_kind.empty()
+                                 ? run.value("objective judge", std::string("abs"))
+                                       .substr(0, run.value("objective judge", std::string("abs")).find(' '))
+                                 : judge_kind;
     j = make_judge(kind, tol);
     if (judge_kind.empty() && tol <= 0 && run.contains("objective judge")) {
         const std::string d = run["objective judge"].get<std::string>();
@@ -482,7 +581,8 @@ std::string format_summary(const run_result& r) {
     o += "  outcomes\n";
     auto row = [&](const std::string& n, const group_stats& g) {
         o += fmt::format("{:<28} {:>6} {:>8} {:>9.2f}", n, g.items, g.samples, 100 * g.pass1);
-        for (int k : ks) o += g.pass_k.count(k) ? fmt::format(" {:>9.2f}", 100 * g.pass_k.at(k)) : fmt::format(" {:>9}", "-");
+        for (int k : ks)
+            o += g.pass_k.count(k) ? fmt::format(" {:>9.2f}", 100 * g.pass_k.at(k)) : fmt::format(" {:>9}", "-");
         o += " ";
         for (int f = 0; f < failure_count; f++)
             if (g.outcomes[(size_t)f]) o += fmt::format(" {} {}", failure_name((failure)f), g.outcomes[(size_t)f]);
@@ -492,7 +592,8 @@ std::string format_summary(const run_result& r) {
     if (r.summary.benchmark.size() > 1) {
         o += fmt::format("{:<28} {:>6} {:>8} {:>9.2f}", "average over benchmarks", "", "", 100 * r.summary.macro_pass1);
         for (int k : ks)
-            o += r.summary.macro_pass_k.count(k) ? fmt::format(" {:>9.2f}", 100 * r.summary.macro_pass_k.at(k)) : fmt::format(" {:>9}", "-");
+            o += r.summary.macro_pass_k.count(k) ? fmt::format(" {:>9.2f}", 100 * r.summary.macro_pass_k.at(k))
+                                                 : fmt::format(" {:>9}", "-");
         o += "\n";
     }
     return o;
