@@ -193,47 +193,32 @@ void check_finite_scale(const std::vector<safetensors_file>& files, const locate
     check_finite_values(s.t->name, s.t->shape, decoded.data(), files[s.file].path());
 }
 
-}  // namespace
-
-model_config load_hf_config(const std::string& dir) {
-    const fs::path p = fs::path(dir) / "config.json";
+// config.json, when present, must describe the same tensors
+void check_config_matches(const std::string& dir, const std::vector<tensor_spec>& specs, bool store_has_mtp) {
     std::error_code ec;
-    TREX_CHECK(fs::is_regular_file(p, ec), "{}: no config.json", dir);
-    return load_config(p.string());
+    if (!fs::is_regular_file(fs::path(dir) / "config.json", ec)) return;
+    const std::string cpath = (fs::path(dir) / "config.json").string();
+    const model_config fc = load_config(cpath);
+    const auto inv = build_inventory(fc, store_has_mtp);
+    for (size_t i = 0; i < std::max(inv.size(), specs.size()); i++) {
+        const tensor_spec* a = i < inv.size() ? &inv[i] : nullptr;
+        const tensor_spec* b = i < specs.size() ? &specs[i] : nullptr;
+        if (a && b && a->name == b->name && a->shape == b->shape) continue;
+        if (!a)
+            throw_error(fmt::format("{}: describes a different model (it has no tensor '{}' {})", cpath, b->name,
+                                    st_shape_str(b->shape)));
+        if (!b)
+            throw_error(fmt::format("{}: describes a different model (tensor '{}' {} is not in the model)", cpath,
+                                    a->name, st_shape_str(a->shape)));
+        throw_error(fmt::format("{}: describes a different model (tensor '{}' {} where the model has '{}' {})", cpath,
+                                a->name, st_shape_str(a->shape), b->name, st_shape_str(b->shape)));
+    }
 }
 
-hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const hf_load_options& opts) {
-    const auto t0 = std::chrono::steady_clock::now();
-    hf_io_report rep;
-    const layout L = read_layout(dir);
-    const bool store_has_mtp =
-        std::any_of(ps.specs.begin(), ps.specs.end(), [](const tensor_spec& s) { return s.is_mtp; });
-
-    // config.json, when present, must describe the same tensors
-    std::error_code ec;
-    if (fs::is_regular_file(fs::path(dir) / "config.json", ec)) {
-        const std::string cpath = (fs::path(dir) / "config.json").string();
-        const model_config fc = load_config(cpath);
-        const auto inv = build_inventory(fc, store_has_mtp);
-        for (size_t i = 0; i < std::max(inv.size(), ps.specs.size()); i++) {
-            const tensor_spec* a = i < inv.size() ? &inv[i] : nullptr;
-            const tensor_spec* b = i < ps.specs.size() ? &ps.specs[i] : nullptr;
-            if (a && b && a->name == b->name && a->shape == b->shape) continue;
-            if (!a)
-                throw_error(fmt::format("{}: describes a different model (it has no tensor '{}' {})", cpath, b->name,
-                                        st_shape_str(b->shape)));
-            if (!b)
-                throw_error(fmt::format("{}: describes a different model (tensor '{}' {} is not in the model)", cpath,
-                                        a->name, st_shape_str(a->shape)));
-            throw_error(fmt::format("{}: describes a different model (tensor '{}' {} where the model has '{}' {})",
-                                    cpath, a->name, st_shape_str(a->shape), b->name, st_shape_str(b->shape)));
-        }
-    }
-
-    // open (and validate) every shard; locate every tensor
-    std::vector<safetensors_file> files;
+// open (and validate) every shard; locate every tensor (each in one shard: the index's, when there is an index)
+void open_shards(const std::string& dir, const layout& L, std::vector<safetensors_file>& files,
+                 std::unordered_map<std::string, located>& where) {
     files.reserve(L.shards.size());
-    std::unordered_map<std::string, located> where;
     for (size_t k = 0; k < L.shards.size(); k++) {
         files.emplace_back((fs::path(dir) / L.shards[k]).string());
         const safetensors_file& f = files.back();
@@ -252,15 +237,106 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const h
     for (const auto& [name, k] : L.weight_map)
         TREX_CHECK(where.count(name), "{}: tensor '{}' is listed for shard '{}' but that shard does not hold it",
                    L.index_path, name, L.shards[k]);
-    const std::string where_dir = L.index_path.empty() ? files[0].path() : L.index_path;
+}
+
+// transformers' internal names (model.embed_tokens, lm_head) are refused: the reader expects the release layout
+void check_release_naming(const std::vector<safetensors_file>& files,
+                          const std::unordered_map<std::string, located>& where) {
     for (const char* hf_name : {"model.embed_tokens.weight", "lm_head.weight"})
         TREX_CHECK(!where.count(hf_name) || where.count("embed.weight"),
                    "{}: tensor '{}' uses transformers' internal naming; this reader expects the release layout "
                    "(spec 4.4: 'embed.weight', 'layers.{{i}}.attn.wq_a.weight', ...)",
                    files[where.at(hf_name).file].path(), hf_name);
+}
 
-    // plan: every inventory tensor exactly once, with an accepted encoding and matching shapes
-    std::unordered_set<std::string> used;
+[[noreturn]] void tensor_error(const std::string& path, const std::string& name, const std::string& msg) {
+    throw_error(fmt::format("{}: tensor '{}': {}", path, name, msg));
+}
+
+// A weight's scale ('<base>.scale' or '<base>.weight_scale_inv'), named in scale_name and marked used; two scales
+// are an error.
+std::optional<located> find_scale(const tensor_spec& s, const std::unordered_map<std::string, located>& where,
+                                  const std::string& path, std::string& scale_name,
+                                  std::unordered_set<std::string>& used) {
+    std::optional<located> scale;
+    if (ends_with(s.name, ".weight")) {
+        const std::string base = s.name.substr(0, s.name.size() - 7);
+        for (const char* suffix : {".scale", ".weight_scale_inv"}) {
+            auto sit = where.find(base + suffix);
+            if (sit == where.end()) continue;
+            if (scale)
+                throw_error(fmt::format("{}: tensor '{}' has two scales, '{}' and '{}'", path, s.name, scale_name,
+                                        base + suffix));
+            scale = sit->second;
+            scale_name = base + suffix;
+            used.insert(scale_name);
+        }
+    }
+    return scale;
+}
+
+// The encoding of the stored tensor t of spec s: a hash table, plain floats, FP8 or packed FP4 (where the spec
+// accepts them), with the model's shape; anything else is an error.
+enc_kind classify_encoding(const tensor_spec& s, const st_tensor& t, bool has_scale, const std::string& scale_name,
+                           const std::string& path) {
+    auto bad = [&](const std::string& msg) { tensor_error(path, s.name, msg); };
+    const bool fp8_ok = s.format == release_format::fp8_block || s.format == release_format::fp4_1x32 || s.expert >= 0;
+    const bool fp4_ok = s.format == release_format::fp4_1x32 || s.expert >= 0;
+    if (s.role == tensor_role::hash_table) {
+        if (t.dtype != st_dtype::i64 && t.dtype != st_dtype::i32)
+            bad(fmt::format("dtype {} is not accepted (expected I64 or I32)", st_dtype_name(t.dtype)));
+        if (t.shape != s.shape)
+            bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
+        return enc_kind::table;
+    } else if (is_float_plain(t.dtype)) {
+        if (t.shape != s.shape)
+            bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
+        if (has_scale)
+            bad(fmt::format("is stored as {} but has a scale tensor '{}' (scales belong to FP8/FP4 weights)",
+                            st_dtype_name(t.dtype), scale_name));
+        return enc_kind::plain;
+    } else if (t.dtype == st_dtype::f8_e4m3 && fp8_ok) {
+        if (t.shape != s.shape)
+            bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
+        return enc_kind::fp8;
+    } else if ((t.dtype == st_dtype::i8 || t.dtype == st_dtype::u8) && fp4_ok) {
+        const std::vector<int64_t> packed = {s.shape[0], s.shape[1] / 2};
+        if (s.shape[1] % 2 != 0 || t.shape != packed)
+            bad(fmt::format("packed FP4 shape {} does not match the model's {} (expected {})", st_shape_str(t.shape),
+                            st_shape_str(s.shape), st_shape_str(packed)));
+        return enc_kind::fp4;
+    }
+    std::string accepted = "BF16, F32 or F16";
+    if (fp8_ok) accepted += ", or F8_E4M3 with a 128x128 scale";
+    if (fp4_ok) accepted += ", or I8 packed FP4 with a 1x32 scale";
+    bad(fmt::format("dtype {} is not accepted for this tensor (expected {})", st_dtype_name(t.dtype), accepted));
+    return enc_kind::plain;  // not reached
+}
+
+// An FP8/FP4 weight's scale: present, F8_E8M0 or F32, one entry per 128x128 (FP8) or 1x32 (FP4) block.
+void check_block_scale(const tensor_spec& s, const st_tensor& t, enc_kind kind, const std::optional<located>& scale,
+                       const std::string& scale_name, const std::vector<safetensors_file>& files,
+                       const std::string& path) {
+    if (!scale)
+        tensor_error(path, s.name, fmt::format("{} weight without a scale tensor ('.scale')", st_dtype_name(t.dtype)));
+    const st_tensor& st = *scale->t;
+    const std::string& spath = files[scale->file].path();
+    const std::vector<int64_t> want = kind == enc_kind::fp8
+                                          ? std::vector<int64_t>{fp8_blocks{s.shape[0], s.shape[1]}.scale_rows(),
+                                                                 fp8_blocks{s.shape[0], s.shape[1]}.scale_cols()}
+                                          : std::vector<int64_t>{s.shape[0], fp4_scale_cols(s.shape[1])};
+    TREX_CHECK(st.dtype == st_dtype::f8_e8m0 || st.dtype == st_dtype::f32,
+               "{}: tensor '{}': scale dtype {} is not accepted (expected F8_E8M0 or F32)", spath, scale_name,
+               st_dtype_name(st.dtype));
+    TREX_CHECK(st.shape == want, "{}: tensor '{}': scale shape {} does not match {} {} blocks of {} (expected {})",
+               spath, scale_name, st_shape_str(st.shape), kind == enc_kind::fp8 ? "128x128" : "1x32",
+               kind == enc_kind::fp8 ? "FP8" : "FP4", st_shape_str(s.shape), st_shape_str(want));
+}
+
+// plan: every inventory tensor exactly once, with an accepted encoding and matching shapes; counts the encodings
+std::vector<load_item> plan_import(const param_store& ps, const std::vector<safetensors_file>& files,
+                                   const std::unordered_map<std::string, located>& where, const std::string& where_dir,
+                                   std::unordered_set<std::string>& used, hf_io_report& rep) {
     std::vector<load_item> plan;
     plan.reserve(ps.specs.size());
     for (size_t i = 0; i < ps.specs.size(); i++) {
@@ -275,82 +351,26 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const h
         load_item item;
         item.spec = (int)i;
         item.w = w;
-        auto bad = [&](const std::string& msg) { throw_error(fmt::format("{}: tensor '{}': {}", path, s.name, msg)); };
-
         // its scale, if any
-        std::optional<located> scale;
         std::string scale_name;
-        if (ends_with(s.name, ".weight")) {
-            const std::string base = s.name.substr(0, s.name.size() - 7);
-            for (const char* suffix : {".scale", ".weight_scale_inv"}) {
-                auto sit = where.find(base + suffix);
-                if (sit == where.end()) continue;
-                if (scale)
-                    throw_error(fmt::format("{}: tensor '{}' has two scales, '{}' and '{}'", path, s.name, scale_name,
-                                            base + suffix));
-                scale = sit->second;
-                scale_name = base + suffix;
-                used.insert(scale_name);
-            }
-        }
-        const bool fp8_ok =
-            s.format == release_format::fp8_block || s.format == release_format::fp4_1x32 || s.expert >= 0;
-        const bool fp4_ok = s.format == release_format::fp4_1x32 || s.expert >= 0;
-
-        if (s.role == tensor_role::hash_table) {
-            if (t.dtype != st_dtype::i64 && t.dtype != st_dtype::i32)
-                bad(fmt::format("dtype {} is not accepted (expected I64 or I32)", st_dtype_name(t.dtype)));
-            if (t.shape != s.shape)
-                bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
-            item.kind = enc_kind::table;
-        } else if (is_float_plain(t.dtype)) {
-            if (t.shape != s.shape)
-                bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
-            if (scale)
-                bad(fmt::format("is stored as {} but has a scale tensor '{}' (scales belong to FP8/FP4 weights)",
-                                st_dtype_name(t.dtype), scale_name));
-            item.kind = enc_kind::plain;
-        } else if (t.dtype == st_dtype::f8_e4m3 && fp8_ok) {
-            if (t.shape != s.shape)
-                bad(fmt::format("shape {} does not match the model's {}", st_shape_str(t.shape), st_shape_str(s.shape)));
-            item.kind = enc_kind::fp8;
-        } else if ((t.dtype == st_dtype::i8 || t.dtype == st_dtype::u8) && fp4_ok) {
-            const std::vector<int64_t> packed = {s.shape[0], s.shape[1] / 2};
-            if (s.shape[1] % 2 != 0 || t.shape != packed)
-                bad(fmt::format("packed FP4 shape {} does not match the model's {} (expected {})", st_shape_str(t.shape),
-                                st_shape_str(s.shape), st_shape_str(packed)));
-            item.kind = enc_kind::fp4;
-        } else {
-            std::string accepted = "BF16, F32 or F16";
-            if (fp8_ok) accepted += ", or F8_E4M3 with a 128x128 scale";
-            if (fp4_ok) accepted += ", or I8 packed FP4 with a 1x32 scale";
-            bad(fmt::format("dtype {} is not accepted for this tensor (expected {})", st_dtype_name(t.dtype),
-                            accepted));
-        }
+        const std::optional<located> scale = find_scale(s, where, path, scale_name, used);
+        item.kind = classify_encoding(s, t, scale.has_value(), scale_name, path);
         if (item.kind == enc_kind::fp8 || item.kind == enc_kind::fp4) {
-            if (!scale) bad(fmt::format("{} weight without a scale tensor ('.scale')", st_dtype_name(t.dtype)));
-            const st_tensor& st = *scale->t;
-            const std::string& spath = files[scale->file].path();
-            const std::vector<int64_t> want =
-                item.kind == enc_kind::fp8 ? std::vector<int64_t>{fp8_blocks{s.shape[0], s.shape[1]}.scale_rows(),
-                                                                  fp8_blocks{s.shape[0], s.shape[1]}.scale_cols()}
-                                           : std::vector<int64_t>{s.shape[0], fp4_scale_cols(s.shape[1])};
-            TREX_CHECK(st.dtype == st_dtype::f8_e8m0 || st.dtype == st_dtype::f32,
-                       "{}: tensor '{}': scale dtype {} is not accepted (expected F8_E8M0 or F32)", spath, scale_name,
-                       st_dtype_name(st.dtype));
-            TREX_CHECK(st.shape == want,
-                       "{}: tensor '{}': scale shape {} does not match {} {} blocks of {} (expected {})", spath,
-                       scale_name, st_shape_str(st.shape), item.kind == enc_kind::fp8 ? "128x128" : "1x32",
-                       item.kind == enc_kind::fp8 ? "FP8" : "FP4", st_shape_str(s.shape), st_shape_str(want));
+            check_block_scale(s, t, item.kind, scale, scale_name, files, path);
             item.scale = *scale;
             rep.encodings[fmt::format("{}+{}", item.kind == enc_kind::fp8 ? "F8_E4M3" : "I8(FP4)",
-                                      st_dtype_name(st.dtype))]++;
+                                      st_dtype_name(scale->t->dtype))]++;
         } else {
             rep.encodings[st_dtype_name(t.dtype)]++;
         }
         plan.push_back(item);
     }
-    // anything left over must be ignorable (checked in file order, so the first one reported is deterministic)
+    return plan;
+}
+
+// anything left over must be ignorable (checked in file order, so the first one reported is deterministic)
+void check_leftovers(const std::vector<safetensors_file>& files, const std::unordered_set<std::string>& used,
+                     bool store_has_mtp, hf_io_report& rep) {
     for (const auto& f : files) {
         for (const auto& t : f.tensors()) {
             const std::string& name = t.name;
@@ -366,44 +386,79 @@ hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const h
         }
     }
     std::sort(rep.ignored.begin(), rep.ignored.end());
+}
 
-    // decode, shard by shard (by the shard of the weight; a scale in another shard is read from there)
+// One planned tensor of shard f into the store: a table copied, weights decoded (and dequantised), then checked
+// finite or their non-finite values counted.
+void decode_tensor(param_store& ps, const std::vector<safetensors_file>& files, const safetensors_file& f,
+                   const load_item* it, const hf_load_options& opts, hf_io_report& rep) {
+    const tensor_spec& s = ps.specs[it->spec];
+    const st_tensor& t = *it->w.t;
+    rep.bytes += t.nbytes();
+    rep.tensors++;
+    if (it->kind == enc_kind::table) {
+        const std::vector<int64_t> v = f.to_i64(t.name);
+        check_table_values(ps, it->spec, v, f.path());
+        std::copy(v.begin(), v.end(), ps.tables.data() + ps.offset[it->spec]);  // in range, so fits int32
+        return;
+    }
+    float* out = ps.weights.data() + ps.offset[it->spec];
+    if (it->kind == enc_kind::plain) {
+        decode_plain(f, t, out);
+    } else {
+        const scale_view sv = view_scale(files, it->scale);
+        if (!opts.allow_nonfinite) check_finite_scale(files, it->scale, sv);
+        rep.bytes += it->scale.t->nbytes();
+        rep.tensors++;
+        const auto codes = f.bytes(t.name);
+        if (it->kind == enc_kind::fp8)
+            dequantize_fp8_block(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
+        else
+            dequantize_fp4_1x32(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
+    }
+    if (opts.allow_nonfinite)
+        rep.nonfinite += count_nonfinite(out, s.numel());
+    else
+        check_finite_values(s.name, s.shape, out, f.path());
+}
+
+// decode, shard by shard (by the shard of the weight; a scale in another shard is read from there)
+void decode_shards(param_store& ps, const std::vector<safetensors_file>& files, const std::vector<load_item>& plan,
+                   const hf_load_options& opts, hf_io_report& rep) {
     std::vector<std::vector<const load_item*>> by_file(files.size());
     for (const auto& it : plan) by_file[it.w.file].push_back(&it);
     for (size_t k = 0; k < files.size(); k++) {
         const safetensors_file& f = files[k];
-        for (const load_item* it : by_file[k]) {
-            const tensor_spec& s = ps.specs[it->spec];
-            const st_tensor& t = *it->w.t;
-            rep.bytes += t.nbytes();
-            rep.tensors++;
-            if (it->kind == enc_kind::table) {
-                const std::vector<int64_t> v = f.to_i64(t.name);
-                check_table_values(ps, it->spec, v, f.path());
-                std::copy(v.begin(), v.end(), ps.tables.data() + ps.offset[it->spec]);  // in range, so fits int32
-                continue;
-            }
-            float* out = ps.weights.data() + ps.offset[it->spec];
-            if (it->kind == enc_kind::plain) {
-                decode_plain(f, t, out);
-            } else {
-                const scale_view sv = view_scale(files, it->scale);
-                if (!opts.allow_nonfinite) check_finite_scale(files, it->scale, sv);
-                rep.bytes += it->scale.t->nbytes();
-                rep.tensors++;
-                const auto codes = f.bytes(t.name);
-                if (it->kind == enc_kind::fp8)
-                    dequantize_fp8_block(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
-                else
-                    dequantize_fp4_1x32(codes.data(), s.shape[0], s.shape[1], sv.e8m0, sv.f32_ptr(), out);
-            }
-            if (opts.allow_nonfinite)
-                rep.nonfinite += count_nonfinite(out, s.numel());
-            else
-                check_finite_values(s.name, s.shape, out, f.path());
-        }
+        for (const load_item* it : by_file[k]) decode_tensor(ps, files, f, it, opts, rep);
         f.drop_pages();
     }
+}
+
+}  // namespace
+
+model_config load_hf_config(const std::string& dir) {
+    const fs::path p = fs::path(dir) / "config.json";
+    std::error_code ec;
+    TREX_CHECK(fs::is_regular_file(p, ec), "{}: no config.json", dir);
+    return load_config(p.string());
+}
+
+hf_io_report load_hf_checkpoint(param_store& ps, const std::string& dir, const hf_load_options& opts) {
+    const auto t0 = std::chrono::steady_clock::now();
+    hf_io_report rep;
+    const layout L = read_layout(dir);
+    const bool store_has_mtp =
+        std::any_of(ps.specs.begin(), ps.specs.end(), [](const tensor_spec& s) { return s.is_mtp; });
+    check_config_matches(dir, ps.specs, store_has_mtp);
+    std::vector<safetensors_file> files;
+    std::unordered_map<std::string, located> where;
+    open_shards(dir, L, files, where);
+    const std::string where_dir = L.index_path.empty() ? files[0].path() : L.index_path;
+    check_release_naming(files, where);
+    std::unordered_set<std::string> used;
+    const std::vector<load_item> plan = plan_import(ps, files, where, where_dir, used, rep);
+    check_leftovers(files, used, store_has_mtp, rep);
+    decode_shards(ps, files, plan, opts, rep);
     rep.files = (int64_t)files.size();
     rep.seconds = seconds_since(t0);
     return rep;
@@ -523,12 +578,9 @@ json hf_config_json(const model_config& cfg) {
     return j;
 }
 
-}  // namespace
-
-hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, const hf_save_options& opts) {
-    const auto t0 = std::chrono::steady_clock::now();
-    TREX_CHECK(opts.max_shard_bytes > 0, "{}: the shard size must be > 0", dir);
-    TREX_CHECK(!dir.empty(), "checkpoint directory: empty path");
+// The export directory, absolute: refused when it exists and is not an empty directory (unless overwriting); its
+// parent is created.
+fs::path export_target(const std::string& dir, const hf_save_options& opts) {
     fs::path dst = fs::absolute(fs::path(dir)).lexically_normal();
     if (dst.filename().empty()) dst = dst.parent_path();
     const fs::path parent = dst.parent_path();
@@ -540,30 +592,130 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
     }
     fs::create_directories(parent, ec);
     TREX_CHECK(fs::is_directory(parent, ec), "{}: cannot create the parent directory {}", dir, parent.string());
+    return dst;
+}
 
-    // what to write, grouped into shards
+// what to write: every tensor of the store with its output encoding and bytes
+std::vector<out_group> export_groups(const param_store& ps, hf_dtype dtype) {
     std::vector<out_group> groups;
     for (size_t i = 0; i < ps.specs.size(); i++) {
         const tensor_spec& s = ps.specs[i];
         out_group g;
         g.spec = (int)i;
-        g.kind = kind_for(s, opts.dtype);
+        g.kind = kind_for(s, dtype);
         if (g.kind == out_kind::fp4)
             TREX_CHECK(s.shape.size() == 2 && s.shape[1] % 2 == 0,
-                       "tensor '{}': FP4 export needs an even input dimension (shape {})", s.name, st_shape_str(s.shape));
+                       "tensor '{}': FP4 export needs an even input dimension (shape {})", s.name,
+                       st_shape_str(s.shape));
         g.bytes = group_bytes(s, g.kind);
         groups.push_back(g);
     }
+    return groups;
+}
+
+// The groups in order, cut into shards of at most max_shard_bytes (a larger group alone in its shard).
+std::vector<std::vector<const out_group*>> pack_shards(const std::vector<out_group>& groups, uint64_t max_shard_bytes) {
     std::vector<std::vector<const out_group*>> shards;
     uint64_t cur = 0;
     for (const auto& g : groups) {
-        if (shards.empty() || (cur > 0 && cur + g.bytes > opts.max_shard_bytes)) {
+        if (shards.empty() || (cur > 0 && cur + g.bytes > max_shard_bytes)) {
             shards.emplace_back();
             cur = 0;
         }
         shards.back().push_back(&g);
         cur += g.bytes;
     }
+    return shards;
+}
+
+// An FP8 (128x128 blocks) or FP4 (1x32) weight and its E8M0 scale, quantised when the writer streams them.
+void add_quantised_tensor(safetensors_writer& w, const tensor_spec& s, const float* src, bool fp8,
+                          const std::string& fname, json& weight_map) {
+    const int64_t rows = s.shape[0], cols = s.shape[1];
+    const std::vector<int64_t> sshape =
+        fp8 ? std::vector<int64_t>{fp8_blocks{rows, cols}.scale_rows(), fp8_blocks{rows, cols}.scale_cols()}
+            : std::vector<int64_t>{rows, fp4_scale_cols(cols)};
+    auto scales = std::make_shared<std::vector<uint8_t>>();
+    const std::string name = s.name;
+    w.add_deferred(s.name, fp8 ? st_dtype::f8_e4m3 : st_dtype::i8, fp8 ? s.shape : std::vector<int64_t>{rows, cols / 2},
+                   [=](uint8_t* out) {
+                       scales->resize((size_t)(sshape[0] * sshape[1]));
+                       if (fp8)
+                           quantize_fp8_block(src, rows, cols, out, scales->data(), name.c_str());
+                       else
+                           quantize_fp4_1x32(src, rows, cols, out, scales->data(), name.c_str());
+                   });
+    const std::string sname = scale_name_of(s.name);
+    w.add_deferred(sname, st_dtype::f8_e8m0, sshape, [scales](uint8_t* out) {
+        std::memcpy(out, scales->data(), scales->size());
+        scales->clear();
+        scales->shrink_to_fit();
+    });
+    weight_map[sname] = fname;
+}
+
+// One group into the shard being written (converted when the writer streams it), listed in weight_map.
+void add_export_tensor(safetensors_writer& w, const param_store& ps, const out_group& g, const std::string& fname,
+                       json& weight_map) {
+    const tensor_spec& s = ps.specs[g.spec];
+    const int64_t numel = s.numel();
+    if (g.kind == out_kind::i64) {
+        const int32_t* src = ps.tables.data() + ps.offset[g.spec];
+        w.add_deferred(s.name, st_dtype::i64, s.shape, [src, numel](uint8_t* out) {
+            for (int64_t j = 0; j < numel; j++) {
+                const int64_t v = src[j];
+                std::memcpy(out + 8 * j, &v, 8);
+            }
+        });
+        weight_map[s.name] = fname;
+        return;
+    }
+    const float* src = ps.weights.data() + ps.offset[g.spec];
+    switch (g.kind) {
+        case out_kind::f32:
+            w.add_deferred(s.name, st_dtype::f32, s.shape,
+                           [src, numel](uint8_t* out) { std::memcpy(out, src, (size_t)numel * 4); });
+            break;
+        case out_kind::bf16:
+            w.add_deferred(s.name, st_dtype::bf16, s.shape, [src, numel](uint8_t* out) {
+                f32_to_bf16_array(src, numel, reinterpret_cast<uint16_t*>(out));
+            });
+            break;
+        case out_kind::fp8:
+        case out_kind::fp4:
+            add_quantised_tensor(w, s, src, g.kind == out_kind::fp8, fname, weight_map);
+            break;
+        case out_kind::i64:
+            break;
+    }
+    weight_map[s.name] = fname;
+}
+
+// Shard k of n into the staging directory; counts its tensors and bytes.
+void write_shard(const param_store& ps, const std::vector<const out_group*>& shard, int k, int n, const fs::path& tmp,
+                 json& weight_map, uint64_t& total, hf_io_report& rep) {
+    const std::string fname = fmt::format("model-{:05d}-of-{:05d}.safetensors", k + 1, n);
+    safetensors_writer w;
+    w.set_metadata("format", "pt");
+    for (const out_group* g : shard) add_export_tensor(w, ps, *g, fname, weight_map);
+    rep.tensors += (int64_t)w.size();
+    rep.bytes += w.data_bytes();
+    total += w.data_bytes();
+    w.write((tmp / fname).string());
+}
+
+}  // namespace
+
+hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, const hf_save_options& opts) {
+    const auto t0 = std::chrono::steady_clock::now();
+    TREX_CHECK(opts.max_shard_bytes > 0, "{}: the shard size must be > 0", dir);
+    TREX_CHECK(!dir.empty(), "checkpoint directory: empty path");
+    const fs::path dst = export_target(dir, opts);
+    const fs::path parent = dst.parent_path();
+
+    // what to write, grouped into shards
+    const std::vector<out_group> groups = export_groups(ps, opts.dtype);
+    const std::vector<std::vector<const out_group*>> shards = pack_shards(groups, opts.max_shard_bytes);
     const int n = (int)shards.size();
 
     remove_stale_temp_entries(parent.string(), "export");
@@ -573,72 +725,7 @@ hf_io_report save_hf_checkpoint(const param_store& ps, const std::string& dir, c
     try {
         json weight_map = json::object();
         uint64_t total = 0;
-        for (int k = 0; k < n; k++) {
-            const std::string fname = fmt::format("model-{:05d}-of-{:05d}.safetensors", k + 1, n);
-            safetensors_writer w;
-            w.set_metadata("format", "pt");
-            for (const out_group* g : shards[k]) {
-                const tensor_spec& s = ps.specs[g->spec];
-                const int64_t numel = s.numel();
-                if (g->kind == out_kind::i64) {
-                    const int32_t* src = ps.tables.data() + ps.offset[g->spec];
-                    w.add_deferred(s.name, st_dtype::i64, s.shape, [src, numel](uint8_t* out) {
-                        for (int64_t j = 0; j < numel; j++) {
-                            const int64_t v = src[j];
-                            std::memcpy(out + 8 * j, &v, 8);
-                        }
-                    });
-                    weight_map[s.name] = fname;
-                    continue;
-                }
-                const float* src = ps.weights.data() + ps.offset[g->spec];
-                switch (g->kind) {
-                    case out_kind::f32:
-                        w.add_deferred(s.name, st_dtype::f32, s.shape,
-                                       [src, numel](uint8_t* out) { std::memcpy(out, src, (size_t)numel * 4); });
-                        break;
-                    case out_kind::bf16:
-                        w.add_deferred(s.name, st_dtype::bf16, s.shape, [src, numel](uint8_t* out) {
-                            f32_to_bf16_array(src, numel, reinterpret_cast<uint16_t*>(out));
-                        });
-                        break;
-                    case out_kind::fp8:
-                    case out_kind::fp4: {
-                        const bool fp8 = g->kind == out_kind::fp8;
-                        const int64_t rows = s.shape[0], cols = s.shape[1];
-                        const std::vector<int64_t> sshape =
-                            fp8 ? std::vector<int64_t>{fp8_blocks{rows, cols}.scale_rows(),
-                                                       fp8_blocks{rows, cols}.scale_cols()}
-                                : std::vector<int64_t>{rows, fp4_scale_cols(cols)};
-                        auto scales = std::make_shared<std::vector<uint8_t>>();
-                        const std::string name = s.name;
-                        w.add_deferred(s.name, fp8 ? st_dtype::f8_e4m3 : st_dtype::i8,
-                                       fp8 ? s.shape : std::vector<int64_t>{rows, cols / 2}, [=](uint8_t* out) {
-                                           scales->resize((size_t)(sshape[0] * sshape[1]));
-                                           if (fp8)
-                                               quantize_fp8_block(src, rows, cols, out, scales->data(), name.c_str());
-                                           else
-                                               quantize_fp4_1x32(src, rows, cols, out, scales->data(), name.c_str());
-                                       });
-                        const std::string sname = scale_name_of(s.name);
-                        w.add_deferred(sname, st_dtype::f8_e8m0, sshape, [scales](uint8_t* out) {
-                            std::memcpy(out, scales->data(), scales->size());
-                            scales->clear();
-                            scales->shrink_to_fit();
-                        });
-                        weight_map[sname] = fname;
-                        break;
-                    }
-                    case out_kind::i64:
-                        break;
-                }
-                weight_map[s.name] = fname;
-            }
-            rep.tensors += (int64_t)w.size();
-            rep.bytes += w.data_bytes();
-            total += w.data_bytes();
-            w.write((tmp / fname).string());
-        }
+        for (int k = 0; k < n; k++) write_shard(ps, shards[k], k, n, tmp, weight_map, total, rep);
         json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
         write_file_synced(tmp / kIndexName, index.dump(2) + "\n");
         write_file_synced(tmp / "config.json", hf_config_json(hf_export_config(ps.cfg, opts.dtype)).dump(2) + "\n");
