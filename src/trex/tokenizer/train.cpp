@@ -89,37 +89,32 @@ inline uint64_t pair_key(int32_t a, int32_t b) {
     return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
 }
 
-}  // namespace
-
-ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& opt, train_stats* stats) {
+void check_train_options(const train_options& opt) {
     const std::vector<std::string>& specials = opt.special_tokens;
     TREX_CHECK(opt.vocab_size >= specials.size() + 256,
                "train: --vocab-size {} is smaller than the {} special tokens + 256 byte tokens", opt.vocab_size,
                specials.size());
     TREX_CHECK(opt.vocab_size <= 0x7FFFFFF0u, "train: --vocab-size {} is too large", opt.vocab_size);
     for (const auto& s : specials) TREX_CHECK(!s.empty(), "train: empty special token");
+}
 
-    // Initial vocabulary: special tokens, then the 256 byte tokens in byte order.
-    std::vector<std::string> tokens(specials.begin(), specials.end());  // byte-level strings by id
-    const int32_t byte0 = (int32_t)specials.size();
+// Initial vocabulary: special tokens, then the 256 byte tokens in byte order (byte-level strings by id).
+std::vector<std::string> initial_vocabulary(const std::vector<std::string>& specials) {
+    std::vector<std::string> tokens(specials.begin(), specials.end());
     for (int b = 0; b < 256; b++) {
         std::string ch;
         utf8_append(ch, byte_to_char((uint8_t)b));
         tokens.push_back(ch);
     }
-    const ojson pre = trained_pre_tokenizer(opt.split_digits);
+    return tokens;
+}
 
-    // 1. Count words with the pre-tokenizer of the tokenizer being trained (special tokens are not words).
-    ojson init_vocab = ojson::object();
-    for (size_t i = 0; i < tokens.size(); i++) init_vocab[tokens[i]] = i;
-    const tokenizer pt =
-        tokenizer::from_json(tokenizer_document(specials, pre, init_vocab, ojson::array()), "<trainer pre-tokenizer>");
-    const int nt = opt.threads > 0 ? opt.threads : omp_get_max_threads();
-    // Large documents are counted in chunks (parallel), cut where no piece can span the cut: after '\n' followed by
-    // a byte that is not ASCII whitespace and starts a character (none of the Split patterns match across it, and
-    // \s*[\r\n]+ ends the whitespace run at the newline either way). Not done if a special token holds '\n'.
+// Large documents are counted in chunks (parallel), cut where no piece can span the cut: after '\n' followed by
+// a byte that is not ASCII whitespace and starts a character (none of the Split patterns match across it, and
+// \s*[\r\n]+ ends the whitespace run at the newline either way). Not done if a special token holds '\n'.
+std::vector<std::string_view> chunk_documents(const std::vector<std::string_view>& docs, const train_options& opt) {
     bool can_chunk = opt.chunk_bytes > 0;
-    for (const auto& s : specials) can_chunk = can_chunk && s.find('\n') == std::string::npos;
+    for (const auto& s : opt.special_tokens) can_chunk = can_chunk && s.find('\n') == std::string::npos;
     std::vector<std::string_view> chunks;
     for (auto d : docs) {
         size_t s = 0;
@@ -139,9 +134,14 @@ ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& 
         }
         chunks.push_back(d.substr(s));
     }
+    return chunks;
+}
+
+// The words of every chunk (nt threads, one map each, then summed) with their counts, sorted by word so that the
+// order is independent of hashing and threads.
+std::vector<std::pair<std::string, uint64_t>> count_words(const tokenizer& pt,
+                                                          const std::vector<std::string_view>& chunks, int nt) {
     std::vector<std::unordered_map<std::string, uint64_t, sv_hash, std::equal_to<>>> local((size_t)nt);
-    size_t total_bytes = 0;
-    for (auto d : docs) total_bytes += d.size();
     std::exception_ptr err;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (size_t i = 0; i < chunks.size(); i++) {
@@ -167,56 +167,78 @@ ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& 
     std::vector<std::pair<std::string, uint64_t>> counted(local[0].begin(), local[0].end());
     local.clear();
     std::sort(counted.begin(), counted.end());  // word order independent of hashing and threads
+    return counted;
+}
 
-    // 2. Words as symbol sequences; pair counts and where each pair occurs.
-    const size_t n_words = counted.size();
-    std::vector<std::vector<int32_t>> words(n_words);
-    std::vector<uint64_t> freq(n_words);
+// An entry of the merge heap: a pair and its count when pushed.
+struct merge_entry {
+    int64_t count;
+    uint64_t key;
+    bool operator<(const merge_entry& o) const {  // priority_queue pops the largest
+        if (count != o.count) return count < o.count;
+        return key > o.key;  // smaller (left id, right id) first
+    }
+};
+
+// The BPE merges: words as symbol sequences, the count of every adjacent pair and the words it occurs in, and a
+// max-heap of (count, pair) with lazy updates.
+struct bpe_trainer {
+    std::vector<std::string> tokens;  // byte-level strings by id
+    std::vector<std::vector<int32_t>> words;
+    std::vector<uint64_t> freq;
     std::unordered_map<uint64_t, int64_t> count;
     std::unordered_map<uint64_t, std::vector<uint32_t>> where;
-    for (size_t w = 0; w < n_words; w++) {
-        const std::string& s = counted[w].first;
-        freq[w] = counted[w].second;
-        words[w].reserve(s.size());
-        for (unsigned char b : s) words[w].push_back(byte0 + b);
-        for (size_t i = 0; i + 1 < words[w].size(); i++) {
-            const uint64_t k = pair_key(words[w][i], words[w][i + 1]);
-            count[k] += (int64_t)freq[w];
-            auto& v = where[k];
-            if (v.empty() || v.back() != w) v.push_back((uint32_t)w);
-        }
-    }
-    counted.clear();
-    counted.shrink_to_fit();
-
-    // 3. Merge loop: a max-heap of (count, pair) with lazy updates.
-    struct entry {
-        int64_t count;
-        uint64_t key;
-        bool operator<(const entry& o) const {  // priority_queue pops the largest
-            if (count != o.count) return count < o.count;
-            return key > o.key;  // smaller (left id, right id) first
-        }
-    };
-    std::priority_queue<entry> heap;
-    for (const auto& [k, c] : count) heap.push({c, k});
+    std::priority_queue<merge_entry> heap;
     std::unordered_map<std::string, int32_t> token_id;
-    for (size_t i = 0; i < tokens.size(); i++) token_id.emplace(tokens[i], (int32_t)i);
-    ojson merges = ojson::array();
-    std::vector<uint32_t> stamp(n_words, 0);
+    std::vector<uint32_t> stamp;  // the merge round that last visited each word
     uint32_t round = 0;
     std::unordered_map<uint64_t, int64_t> delta;
-    while (tokens.size() < opt.vocab_size && !heap.empty()) {
-        const entry top = heap.top();
-        heap.pop();
-        auto cit = count.find(top.key);
-        const int64_t cur = cit == count.end() ? 0 : cit->second;
-        if (cur != top.count) {  // stale: requeue with the current count
-            if (cur > 0) heap.push({cur, top.key});
-            continue;
+
+    // 2. Words as symbol sequences; pair counts and where each pair occurs.
+    void index_words(const std::vector<std::pair<std::string, uint64_t>>& counted, int32_t byte0) {
+        const size_t n_words = counted.size();
+        words.resize(n_words);
+        freq.resize(n_words);
+        for (size_t w = 0; w < n_words; w++) {
+            const std::string& s = counted[w].first;
+            freq[w] = counted[w].second;
+            words[w].reserve(s.size());
+            for (unsigned char b : s) words[w].push_back(byte0 + b);
+            for (size_t i = 0; i + 1 < words[w].size(); i++) {
+                const uint64_t k = pair_key(words[w][i], words[w][i + 1]);
+                count[k] += (int64_t)freq[w];
+                auto& v = where[k];
+                if (v.empty() || v.back() != w) v.push_back((uint32_t)w);
+            }
         }
-        if (cur < (int64_t)std::max<size_t>(opt.min_frequency, 1)) break;
-        const int32_t a = (int32_t)(top.key >> 32), b = (int32_t)(uint32_t)top.key;
+    }
+
+    // 3. Merge loop, until the vocabulary is full or the best pair is rarer than the minimum; returns the merges.
+    ojson merge(const train_options& opt) {
+        for (const auto& [k, c] : count) heap.push({c, k});
+        for (size_t i = 0; i < tokens.size(); i++) token_id.emplace(tokens[i], (int32_t)i);
+        ojson merges = ojson::array();
+        stamp.assign(words.size(), 0);
+        while (tokens.size() < opt.vocab_size && !heap.empty()) {
+            const merge_entry top = heap.top();
+            heap.pop();
+            auto cit = count.find(top.key);
+            const int64_t cur = cit == count.end() ? 0 : cit->second;
+            if (cur != top.count) {  // stale: requeue with the current count
+                if (cur > 0) heap.push({cur, top.key});
+                continue;
+            }
+            if (cur < (int64_t)std::max<size_t>(opt.min_frequency, 1)) break;
+            const int32_t a = (int32_t)(top.key >> 32), b = (int32_t)(uint32_t)top.key;
+            const int32_t c = merged_token(a, b);
+            merges.push_back(ojson::array({tokens[a], tokens[b]}));
+            apply_merge(top.key, a, b, c);
+        }
+        return merges;
+    }
+
+    // The id of tokens[a] + tokens[b], added to the vocabulary when new.
+    int32_t merged_token(int32_t a, int32_t b) {
         const std::string merged = tokens[a] + tokens[b];
         int32_t c;
         if (auto it = token_id.find(merged); it != token_id.end()) {
@@ -226,39 +248,19 @@ ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& 
             tokens.push_back(merged);
             token_id.emplace(merged, c);
         }
-        merges.push_back(ojson::array({tokens[a], tokens[b]}));
-        // Apply the merge in every word holding the pair; update pair counts by the difference.
+        return c;
+    }
+
+    // Apply the merge in every word holding the pair; update pair counts by the difference.
+    void apply_merge(uint64_t key, int32_t a, int32_t b, int32_t c) {
         round++;
         delta.clear();
-        std::vector<uint32_t> ws = std::move(where[top.key]);
-        where.erase(top.key);
+        std::vector<uint32_t> ws = std::move(where[key]);
+        where.erase(key);
         for (uint32_t w : ws) {
             if (stamp[w] == round) continue;
             stamp[w] = round;
-            std::vector<int32_t>& s = words[w];
-            bool has = false;
-            for (size_t i = 0; i + 1 < s.size() && !has; i++) has = s[i] == a && s[i + 1] == b;
-            if (!has) continue;
-            const int64_t f = (int64_t)freq[w];
-            for (size_t i = 0; i + 1 < s.size(); i++) delta[pair_key(s[i], s[i + 1])] -= f;
-            size_t o = 0;
-            for (size_t i = 0; i < s.size();) {
-                if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
-                    s[o++] = c;
-                    i += 2;
-                } else {
-                    s[o++] = s[i++];
-                }
-            }
-            s.resize(o);
-            for (size_t i = 0; i + 1 < s.size(); i++) {
-                const uint64_t k = pair_key(s[i], s[i + 1]);
-                delta[k] += f;
-                if (s[i] == c || s[i + 1] == c) {
-                    auto& v = where[k];
-                    if (v.empty() || v.back() != w) v.push_back(w);
-                }
-            }
+            merge_in_word(w, a, b, c);
         }
         for (const auto& [k, d] : delta) {
             if (d == 0) continue;
@@ -269,13 +271,73 @@ ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& 
         }
     }
 
+    // Word w with every (a, b) replaced by c: its old pairs leave the counts (delta) and its new ones join, the new
+    // ones holding c recorded where they occur.
+    void merge_in_word(uint32_t w, int32_t a, int32_t b, int32_t c) {
+        std::vector<int32_t>& s = words[w];
+        bool has = false;
+        for (size_t i = 0; i + 1 < s.size() && !has; i++) has = s[i] == a && s[i + 1] == b;
+        if (!has) return;
+        const int64_t f = (int64_t)freq[w];
+        for (size_t i = 0; i + 1 < s.size(); i++) delta[pair_key(s[i], s[i + 1])] -= f;
+        size_t o = 0;
+        for (size_t i = 0; i < s.size();) {
+            if (i + 1 < s.size() && s[i] == a && s[i + 1] == b) {
+                s[o++] = c;
+                i += 2;
+            } else {
+                s[o++] = s[i++];
+            }
+        }
+        s.resize(o);
+        for (size_t i = 0; i + 1 < s.size(); i++) {
+            const uint64_t k = pair_key(s[i], s[i + 1]);
+            delta[k] += f;
+            if (s[i] == c || s[i + 1] == c) {
+                auto& v = where[k];
+                if (v.empty() || v.back() != w) v.push_back(w);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+ojson train_bpe(const std::vector<std::string_view>& docs, const train_options& opt, train_stats* stats) {
+    const std::vector<std::string>& specials = opt.special_tokens;
+    check_train_options(opt);
+    bpe_trainer bpe;
+    bpe.tokens = initial_vocabulary(specials);
+    const int32_t byte0 = (int32_t)specials.size();
+    const ojson pre = trained_pre_tokenizer(opt.split_digits);
+
+    // 1. Count words with the pre-tokenizer of the tokenizer being trained (special tokens are not words).
+    ojson init_vocab = ojson::object();
+    for (size_t i = 0; i < bpe.tokens.size(); i++) init_vocab[bpe.tokens[i]] = i;
+    const tokenizer pt =
+        tokenizer::from_json(tokenizer_document(specials, pre, init_vocab, ojson::array()), "<trainer pre-tokenizer>");
+    const int nt = opt.threads > 0 ? opt.threads : omp_get_max_threads();
+    const std::vector<std::string_view> chunks = chunk_documents(docs, opt);
+    size_t total_bytes = 0;
+    for (auto d : docs) total_bytes += d.size();
+    std::vector<std::pair<std::string, uint64_t>> counted = count_words(pt, chunks, nt);
+
+    // 2. Words as symbol sequences; pair counts and where each pair occurs.
+    const size_t n_words = counted.size();
+    bpe.index_words(counted, byte0);
+    counted.clear();
+    counted.shrink_to_fit();
+
+    // 3. Merge loop: a max-heap of (count, pair) with lazy updates.
+    const ojson merges = bpe.merge(opt);
+
     ojson vocab = ojson::object();
-    for (size_t i = 0; i < tokens.size(); i++) vocab[tokens[i]] = i;
+    for (size_t i = 0; i < bpe.tokens.size(); i++) vocab[bpe.tokens[i]] = i;
     if (stats) {
         stats->bytes = total_bytes;
         stats->words = n_words;
         stats->merges = merges.size();
-        stats->vocab_size = tokens.size();
+        stats->vocab_size = bpe.tokens.size();
     }
     return tokenizer_document(specials, pre, vocab, merges);
 }
