@@ -63,76 +63,46 @@ std::string run_capture(const std::string& cmd, int* status) {
     return out;
 }
 
-}  // namespace
-
-bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
-                                 const bench_step_options& opt) {
+void check_options(const bench_step_options& opt) {
     TREX_CHECK(opt.batch > 0 && opt.seq > 0, "bench step: --batch and --seq must be positive");
     TREX_CHECK(opt.steps > 0 && opt.warmup >= 0, "bench step: --steps must be positive and --warmup non-negative");
     TREX_CHECK(opt.peer_impl == "reference" || opt.peer_impl == "hf",
                "bench step: --peer-impl must be 'reference' or 'hf', got '{}'", opt.peer_impl);
-    {
-        const std::string& t = opt.peer_threads;
-        const bool number =
-            !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), ::isdigit) && std::stoi(t) > 0;
-        TREX_CHECK(t == "auto" || number, "bench step: --peer-threads must be 'auto' or a positive integer, got '{}'",
-                   t);
-    }
-    bench_step_result r;
-    r.config_name = config_name;
-    r.batch = opt.batch;
-    r.seq = opt.seq;
-    r.tokens_per_step = opt.batch * opt.seq;
-    r.threads = omp_get_max_threads();
-    r.max_position_embeddings = cfg.max_position_embeddings;
-    r.recompute = opt.recompute;
+    const std::string& t = opt.peer_threads;
+    const bool number = !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), ::isdigit) && std::stoi(t) > 0;
+    TREX_CHECK(t == "auto" || number, "bench step: --peer-threads must be 'auto' or a positive integer, got '{}'", t);
+}
 
-    dsv4_model model(cfg);
-    model.params().init(opt.seed);
-    const synthetic_batch batch = make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1);
-    const bool lm_only = opt.peer && opt.peer_impl == "hf";
+// The step being timed: the model as initialised, one synthetic batch, the step's options and (optionally) the
+// optimizer. lm_only: the step HF transformers can run (no MTP, no balance or indexer loss).
+struct timed_step {
+    dsv4_model model;
+    synthetic_batch batch;
     step_options so;
-    so.dense_csa = opt.dense_csa;
-    so.recompute = opt.recompute;
-    batch_view view = batch.view();
-    if (lm_only) {  // the step HF transformers can run: no MTP, no balance or indexer loss
-        so.lambda_mtp = 0.0;
-        so.alpha_bal = 0.0;
-        so.lambda_idx = 0.0;
-        view.mtp_input_ids = nullptr;
-        view.mtp_labels = nullptr;
-    }
-    r.step_kind = lm_only ? "lm-only" : "full";
-
-    // The peer gets the model as initialised (before any of our timed updates) and the same batch.
-    const std::string src = TREX_SOURCE_DIR;
-    const std::string python = opt.python.empty() ? src + "/.venv/bin/python" : opt.python;
-    const std::string script = opt.peer_script.empty() ? src + "/tests/reference/peer_bench.py" : opt.peer_script;
-    if (opt.peer) {
-        TREX_CHECK(std::filesystem::exists(python),
-                   "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)", python);
-        TREX_CHECK(std::filesystem::exists(script), "bench step --peer: peer script {} not found", script);
-    }
-    const std::string peer_input =
-        fmt::format("{}/trex-peer-{}.safetensors", std::filesystem::temp_directory_path().string(), (long)getpid());
-    // removed however this function ends (TREX_KEEP_PEER_INPUT=1 keeps it for debugging): it is the size of the model
-    struct remove_at_exit {
-        std::string path;
-        ~remove_at_exit() {
-            std::error_code ec;
-            if (!std::getenv("TREX_KEEP_PEER_INPUT")) std::filesystem::remove(path, ec);
-        }
-    } peer_input_guard{opt.peer ? peer_input : std::string()};
-    if (opt.peer) write_peer_input(peer_input, model, batch, opt, so);
-
+    batch_view view;
     std::unique_ptr<optimizer> optim;
-    if (opt.optimizer) optim = std::make_unique<optimizer>(model.params(), optim_config{});
-    r.with_optimizer = opt.optimizer;
-    // The FMA peak is measured before and after the timed steps and the higher kept: on a shared machine a busy
-    // neighbour can only lower a measurement, and a low denominator would inflate the MFU we print.
-    const peak_measurement fma_before = measure_fma_peak();
-    std::vector<double> times, opt_times;
-    auto time_steps = [&](int warmup, int steps) {
+    std::vector<double> times, opt_times;  // of the last time() call, sorted
+    double loss = 0;                       // of the last step run
+
+    timed_step(const model_config& cfg, const bench_step_options& opt, bool lm_only)
+        : model(cfg), batch(make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1)) {
+        model.params().init(opt.seed);
+        so.dense_csa = opt.dense_csa;
+        so.recompute = opt.recompute;
+        view = batch.view();
+        if (lm_only) {
+            so.lambda_mtp = 0.0;
+            so.alpha_bal = 0.0;
+            so.lambda_idx = 0.0;
+            view.mtp_input_ids = nullptr;
+            view.mtp_labels = nullptr;
+        }
+    }
+
+    void add_optimizer() { optim = std::make_unique<optimizer>(model.params(), optim_config{}); }
+
+    // Runs warmup + steps steps, timing the last `steps` (the whole step, and the optimizer's part of it).
+    void time(int warmup, int steps) {
         times.clear();
         opt_times.clear();
         for (int i = 0; i < warmup + steps; i++) {
@@ -150,19 +120,16 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
                 times.push_back(dt);
                 opt_times.push_back(t_opt);
             }
-            r.loss = sr.loss;
+            loss = sr.loss;
         }
         std::sort(times.begin(), times.end());
         std::sort(opt_times.begin(), opt_times.end());
-    };
-    time_steps(opt.warmup, opt.steps);
-    r.activation_bytes = (double)model.activation_bytes();
-    r.workspace_bytes = (double)model.workspace_bytes();
-    r.param_bytes = 2.0 * sizeof(float) * (double)model.params().n_floats;  // weights + gradients
-    r.optimizer_state_bytes = optim ? 2.0 * sizeof(float) * (double)model.params().n_floats : 0.0;
-    r.peak_rss_bytes = peak_resident_bytes();  // the peer is a child process: not included
-    r.optimizer_seconds = opt_times[opt_times.size() / 2];
-    if (opt.profile) {
+    }
+
+    double median() const { return times[times.size() / 2]; }
+
+    // One more step with the per-phase profile and the GEMM counters on.
+    void profile(bench_step_result& r) {
         so.profile = true;
         const double t0 = now_seconds();
         model.params().zero_grads();
@@ -173,10 +140,33 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
         r.profile = sr.profile.seconds;
         so.profile = false;
     }
-    r.step_seconds = times[times.size() / 2];
-    r.step_seconds_min = times.front();
-    r.tokens_per_s = (double)r.tokens_per_step / r.step_seconds;
+};
 
+// The PyTorch peer: its interpreter, its script and the input file it reads (the model and the batch).
+struct peer_files {
+    std::string python, script, input;
+};
+
+peer_files locate_peer(const bench_step_options& opt) {
+    const std::string src = TREX_SOURCE_DIR;
+    peer_files f;
+    f.python = opt.python.empty() ? src + "/.venv/bin/python" : opt.python;
+    f.script = opt.peer_script.empty() ? src + "/tests/reference/peer_bench.py" : opt.peer_script;
+    if (opt.peer) {
+        TREX_CHECK(std::filesystem::exists(f.python),
+                   "bench step --peer: no Python at {} (run scripts/setup.sh --with-torch, or pass --python)",
+                   f.python);
+        TREX_CHECK(std::filesystem::exists(f.script), "bench step --peer: peer script {} not found", f.script);
+    }
+    f.input =
+        fmt::format("{}/trex-peer-{}.safetensors", std::filesystem::temp_directory_path().string(), (long)getpid());
+    return f;
+}
+
+// Model FLOPs of the timed step, the achieved rate, the FMA peak (the higher of the measurements before and after
+// the timed steps, checked against real GEMMs) and the MFU.
+void measure_rates(const model_config& cfg, const bench_step_options& opt, bool lm_only,
+                   const peak_measurement& fma_before, bench_step_result& r) {
     flops_options fo;
     fo.seq_len = opt.seq;
     fo.dense_csa = opt.dense_csa;
@@ -203,57 +193,117 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.peak_gflops = peak.gflops;  // (measured again when the first two were below the GEMMs: a busy machine)
     r.mfu = r.peak_gflops > 0 ? r.gflops / r.peak_gflops : 0.0;
     check_mfu(r.mfu, "bench step");
+}
+
+std::string read_and_remove(const std::string& path) {
+    std::string text;
+    if (FILE* f = std::fopen(path.c_str(), "r")) {
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+        std::fclose(f);
+    }
+    std::filesystem::remove(path);
+    return text;
+}
+
+// Runs the PyTorch peer on the same model and batch and reads its timing into r.
+void run_peer(const peer_files& peer, const bench_step_options& opt, bench_step_result& r) {
+    // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
+    const std::string errfile = peer.input + ".stderr";
+    const std::string cmd = fmt::format(
+        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
+        "--threads {} --impl {}{} 2>'{}'",
+        peer.python, peer.script, peer.input, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
+        opt.optimizer ? " --optimizer" : "", errfile);
+    int status = 0;
+    const std::string out = run_capture(cmd, &status);
+    std::string err = read_and_remove(errfile);
+    if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
+    for (auto& ch : err)
+        if (ch == '\n') ch = ' ';
+    TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, err);
+    try {
+        const nlohmann::json j = nlohmann::json::parse(out);
+        r.peer_tokens_per_s = j.at("tokens_per_s").get<double>();
+        r.peer_step_seconds = j.at("step_seconds_median").get<double>();
+        r.peer_loss = j.value("loss", 0.0);
+        r.peer_threads = j.at("threads").dump();
+        r.peer_version = j.value("torch_version", std::string("?"));
+    } catch (const std::exception& e) {
+        throw error(fmt::format("bench step --peer: cannot parse the peer's output '{}': {}", out, e.what()));
+    }
+    TREX_CHECK(r.peer_tokens_per_s > 0 && std::isfinite(r.peer_tokens_per_s),
+               "bench step --peer: the peer reported tokens_per_s = {} (must be positive)", r.peer_tokens_per_s);
+    r.has_peer = true;
+    r.peer_impl = opt.peer_impl;
+    r.ratio_vs_peer = r.tokens_per_s / r.peer_tokens_per_s;
+}
+
+// Our step timed again after the peer: the peer's seconds are bracketed by two measurements of ours, and a machine
+// whose speed changed in between shows up as two different ratios. Also the peer's MFU on the same peak.
+void time_again_after_peer(timed_step& ts, const bench_step_options& opt, bench_step_result& r) {
+    ts.time(0, opt.steps);  // (the loss reported stays the first measurement's)
+    r.tokens_per_s_after_peer = (double)r.tokens_per_step / ts.median();
+    r.ratio_vs_peer_after = r.tokens_per_s_after_peer / r.peer_tokens_per_s;
+    r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
+    check_mfu(r.peer_mfu, "bench step --peer (the peer's step)");
+    r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
+    if (r.gemm.seconds > 0) r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds;
+}
+
+}  // namespace
+
+bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
+                                 const bench_step_options& opt) {
+    check_options(opt);
+    bench_step_result r;
+    r.config_name = config_name;
+    r.batch = opt.batch;
+    r.seq = opt.seq;
+    r.tokens_per_step = opt.batch * opt.seq;
+    r.threads = omp_get_max_threads();
+    r.max_position_embeddings = cfg.max_position_embeddings;
+    r.recompute = opt.recompute;
+
+    const bool lm_only = opt.peer && opt.peer_impl == "hf";
+    timed_step ts(cfg, opt, lm_only);
+    r.step_kind = lm_only ? "lm-only" : "full";
+
+    // The peer gets the model as initialised (before any of our timed updates) and the same batch.
+    const peer_files peer = locate_peer(opt);
+    // removed however this function ends (TREX_KEEP_PEER_INPUT=1 keeps it for debugging): it is the size of the model
+    struct remove_at_exit {
+        std::string path;
+        ~remove_at_exit() {
+            std::error_code ec;
+            if (!std::getenv("TREX_KEEP_PEER_INPUT")) std::filesystem::remove(path, ec);
+        }
+    } peer_input_guard{opt.peer ? peer.input : std::string()};
+    if (opt.peer) write_peer_input(peer.input, ts.model, ts.batch, opt, ts.so);
+
+    if (opt.optimizer) ts.add_optimizer();
+    r.with_optimizer = opt.optimizer;
+    // The FMA peak is measured before and after the timed steps and the higher kept: on a shared machine a busy
+    // neighbour can only lower a measurement, and a low denominator would inflate the MFU we print.
+    const peak_measurement fma_before = measure_fma_peak();
+    ts.time(opt.warmup, opt.steps);
+    r.loss = ts.loss;
+    r.activation_bytes = (double)ts.model.activation_bytes();
+    r.workspace_bytes = (double)ts.model.workspace_bytes();
+    r.param_bytes = 2.0 * sizeof(float) * (double)ts.model.params().n_floats;  // weights + gradients
+    r.optimizer_state_bytes = ts.optim ? 2.0 * sizeof(float) * (double)ts.model.params().n_floats : 0.0;
+    r.peak_rss_bytes = peak_resident_bytes();  // the peer is a child process: not included
+    r.optimizer_seconds = ts.opt_times[ts.opt_times.size() / 2];
+    if (opt.profile) ts.profile(r);
+    r.step_seconds = ts.median();
+    r.step_seconds_min = ts.times.front();
+    r.tokens_per_s = (double)r.tokens_per_step / r.step_seconds;
+    measure_rates(cfg, opt, lm_only, fma_before, r);
 
     if (opt.peer) {
-        const std::string& tmp = peer_input;
-        // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
-        const std::string errfile = tmp + ".stderr";
-        const std::string cmd = fmt::format(
-            "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
-            "--threads {} --impl {}{} 2>'{}'",
-            python, script, tmp, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
-            opt.optimizer ? " --optimizer" : "", errfile);
-        int status = 0;
-        const std::string out = run_capture(cmd, &status);
-        std::string err;
-        if (FILE* fe = std::fopen(errfile.c_str(), "r")) {
-            char buf[4096];
-            size_t n;
-            while ((n = std::fread(buf, 1, sizeof buf, fe)) > 0) err.append(buf, n);
-            std::fclose(fe);
-        }
-        std::filesystem::remove(errfile);
-        if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
-        for (auto& ch : err)
-            if (ch == '\n') ch = ' ';
-        TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, err);
-        try {
-            const nlohmann::json j = nlohmann::json::parse(out);
-            r.peer_tokens_per_s = j.at("tokens_per_s").get<double>();
-            r.peer_step_seconds = j.at("step_seconds_median").get<double>();
-            r.peer_loss = j.value("loss", 0.0);
-            r.peer_threads = j.at("threads").dump();
-            r.peer_version = j.value("torch_version", std::string("?"));
-        } catch (const std::exception& e) {
-            throw error(fmt::format("bench step --peer: cannot parse the peer's output '{}': {}", out, e.what()));
-        }
-        TREX_CHECK(r.peer_tokens_per_s > 0 && std::isfinite(r.peer_tokens_per_s),
-                   "bench step --peer: the peer reported tokens_per_s = {} (must be positive)", r.peer_tokens_per_s);
-        r.has_peer = true;
-        r.peer_impl = opt.peer_impl;
-        r.ratio_vs_peer = r.tokens_per_s / r.peer_tokens_per_s;
-        // our step timed again after the peer: the peer's seconds are bracketed by two measurements of ours, and a
-        // machine whose speed changed in between shows up as two different ratios
-        const double loss = r.loss;  // (the loss printed is the first measurement's)
-        time_steps(0, opt.steps);
-        r.loss = loss;
-        r.tokens_per_s_after_peer = (double)r.tokens_per_step / times[times.size() / 2];
-        r.ratio_vs_peer_after = r.tokens_per_s_after_peer / r.peer_tokens_per_s;
-        r.peer_mfu = r.peer_tokens_per_s * r.flops_per_token / (r.peak_gflops * 1e9);
-        check_mfu(r.peer_mfu, "bench step --peer (the peer's step)");
-        r.ratio_at_peak = r.peer_mfu > 0 ? 1.0 / r.peer_mfu : 0.0;
-        if (r.gemm.seconds > 0)
-            r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds;
+        run_peer(peer, opt, r);
+        time_again_after_peer(ts, opt, r);
     }
     return r;
 }

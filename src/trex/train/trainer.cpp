@@ -159,352 +159,494 @@ train_summary run_training(const train_config& cfg) {
     return run_training(cfg, *world);
 }
 
-train_summary run_training(const train_config& cfg, parallel::communicator& world) {
-    train_summary sum;
-    world.timeout_seconds = cfg.dist_timeout;
-    check_same_on_every_rank(world, config_entries(cfg), "run configs");
-    const bool root = world.rank() == 0;
-    const model_config mc = resolve_model_config(cfg.model_config, cfg.init_from);
-    parallel::dist_context dc(world, {cfg.tp, cfg.pp, cfg.ep}, mc);
-    // pipeline parallelism: this rank's model chunks and the schedule (docs/distributed.md §9)
-    const bool pipelined = dc.mesh.pp > 1;
-    TREX_CHECK(pipelined || (cfg.pp_virtual == 1 && cfg.pp_layers.empty()),
-               "dist.pp_virtual and dist.pp_layers need --pp above 1 (got --pp {})", dc.mesh.pp);
-    parallel::pipeline_layout pl;
-    if (pipelined) {
-        pl = parallel::make_pipeline_layout(mc, parallel::parse_pp_schedule(cfg.pp_schedule), dc.mesh.pp,
-                                            cfg.pp_virtual, dc.mesh.pp_rank, cfg.pp_layers);
-        TREX_CHECK(pl.kind != parallel::pp_schedule_kind::interleaved || cfg.grad_accum % dc.mesh.pp == 0,
-                   "--pp {} with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by {}", dc.mesh.pp,
-                   dc.mesh.pp);
+namespace {
+
+// What one optimizer step did, for the log, the progress bar and the guards.
+struct step_record {
+    int64_t step = 0;  // 0-based index of the step
+    step_result acc;   // losses and expert loads, reduced over the world
+    optim_step_stats os;
+    double lr = 0, seconds = 0, tokens_per_s = 0;
+    int64_t tokens = 0, targets = 0;  // packed tokens and LM targets of the whole step (all DP ranks)
+    bool bad = false;                 // non-finite loss or gradient norm: the update was skipped
+    bool spike = false;               // loss above guards.spike_factor x its running mean
+};
+
+// One rank's part of a training run: the run's state and its steps, in the order they run. The constructor builds the
+// layout, the model, the optimizer and the data stream and restores a checkpoint (or initialises the weights); run()
+// trains to cfg.steps and writes the final checkpoint and the report.
+class training_run {
+   public:
+    training_run(const train_config& cfg, parallel::communicator& world, model_config mc);
+    train_summary run();
+
+   private:
+    parallel::pipeline_layout layout_pipeline() const;
+    void open_run_directory();
+    void bind_parallelism();
+    void open_data();
+    void describe_layout() const;
+    void restore_or_initialise();
+    optim_state_ref full_state(std::vector<float>& m, std::vector<float>& v) const;
+    void announce();
+
+    step_options options_for(int64_t step) const;
+    void run_micro_batches(const step_options& so, step_record& rec);
+    void accumulate(int64_t k);
+    void update(step_record& rec);
+    void after_first_step();
+    void log_step(const step_record& rec);
+    void report_step(const step_record& rec);
+    void checkpoint(int64_t step_done);
+
+    const train_config& cfg_;
+    parallel::communicator& world_;
+    const bool root_;
+    const model_config mc_;
+    parallel::dist_context dc_;
+    const bool pipelined_;
+    const parallel::pipeline_layout pl_;  // this rank's model chunks and the schedule (docs/distributed.md §9)
+    const int dp_, dp_rank_;
+    parallel::communicator& dpc_;  // the ranks that split the global batch (the tp ranks of a DP index share it)
+    const int64_t micro_total_;    // micro-batches of one optimizer step, over all DP ranks
+    dsv4_model model_;
+    param_store& P_;
+    std::unique_ptr<parallel::expert_parallel> ep_;
+    std::unique_ptr<parallel::tp_group> tp_;
+    std::unique_ptr<parallel::zero_optimizer> opt_;
+    std::unique_ptr<packer> data_;
+
+    // run counters (restored on resume)
+    int64_t start_ = 0, skipped_total_ = 0, tokens_seen_ = 0;
+    double loss_ema_ = 0;
+    int consecutive_skips_ = 0;
+    std::string last_ckpt_;
+
+    // MFU basis
+    flops_breakdown fb_;
+    double flops_dense_ = 0;  // FLOPs/token in the dense-CSA indexer warm-up steps
+    peak_measurement peak_;
+
+    std::string metrics_path_;
+    std::unique_ptr<line_appender> metrics_;  // a failed append (full disk) stops the run, leaving no torn line
+    std::unique_ptr<progress> bar_;
+
+    // the step's working state
+    train_batch batch_;
+    step_reducer reducer_;
+    // Each micro-batch's gradients are computed from zero and added to the step's sum in micro-batch order
+    // (acc = ((G_0 + G_1) + G_2) + ...): the order the DP reduction uses across ranks, so that one process running
+    // the ranks' micro-batches gives bitwise the same sum (docs/distributed.md).
+    std::vector<float> grad_acc_;
+    std::unique_ptr<pipeline_step> pipe_;
+    std::vector<train_batch> pipe_batches_;  // this DP rank's micro-batches of the step (pipelined)
+};
+
+training_run::training_run(const train_config& cfg, parallel::communicator& world, model_config mc)
+    : cfg_(cfg),
+      world_(world),
+      root_(world.rank() == 0),
+      mc_(std::move(mc)),
+      dc_(world, {cfg.tp, cfg.pp, cfg.ep}, mc_),
+      pipelined_(dc_.mesh.pp > 1),
+      pl_(layout_pipeline()),
+      dp_(dc_.mesh.dp),
+      dp_rank_(dc_.mesh.dp_rank),
+      dpc_(dc_.mesh.tp > 1 ? *dc_.dp_comm : world),
+      micro_total_(cfg.grad_accum * dp_),
+      // The model first: a model that cannot fit is an error from param_store (check_fits_in_memory) before the run
+      // directory exists, so nothing is left behind.
+      model_(mc_),
+      P_(model_.params()),
+      reducer_(cfg.grad_accum, dp_),
+      grad_acc_(cfg.grad_accum > 1 ? P_.n_floats : 0) {
+    open_run_directory();
+    bind_parallelism();
+    open_data();
+    describe_layout();
+    restore_or_initialise();
+    announce();
+}
+
+parallel::pipeline_layout training_run::layout_pipeline() const {
+    TREX_CHECK(pipelined_ || (cfg_.pp_virtual == 1 && cfg_.pp_layers.empty()),
+               "dist.pp_virtual and dist.pp_layers need --pp above 1 (got --pp {})", dc_.mesh.pp);
+    if (!pipelined_) return {};
+    parallel::pipeline_layout pl =
+        parallel::make_pipeline_layout(mc_, parallel::parse_pp_schedule(cfg_.pp_schedule), dc_.mesh.pp, cfg_.pp_virtual,
+                                       dc_.mesh.pp_rank, cfg_.pp_layers);
+    TREX_CHECK(pl.kind != parallel::pp_schedule_kind::interleaved || cfg_.grad_accum % dc_.mesh.pp == 0,
+               "--pp {} with dist.pp_schedule = \"interleaved\" needs data.grad_accum divisible by {}", dc_.mesh.pp,
+               dc_.mesh.pp);
+    return pl;
+}
+
+void training_run::open_run_directory() {
+    if (!root_) return;
+    std::error_code ec;
+    fs::create_directories(cfg_.out_dir, ec);
+    TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg_.out_dir, ec.message());
+    write_file_atomic((fs::path(cfg_.out_dir) / "config.json").string(), config_to_json(mc_).dump(2));
+    remove_stale_temps(cfg_.out_dir);
+}
+
+// Expert and tensor parallelism bound to the model; the ZeRO-1 optimizer over the tensors this rank holds.
+void training_run::bind_parallelism() {
+    if (dc_.mesh.ep > 1) {
+        ep_ = std::make_unique<parallel::expert_parallel>(*dc_.ep_comm, mc_, cfg_.dist_overlap);
+        model_.set_expert_dispatcher(ep_.get());
     }
-    const int dp = dc.mesh.dp, dp_rank = dc.mesh.dp_rank;
-    // the ranks that split the global batch (under TP the tp ranks of a DP index share its micro-batches)
-    parallel::communicator& dpc = dc.mesh.tp > 1 ? *dc.dp_comm : world;
-    // The model first: a model that cannot fit is an error from param_store (check_fits_in_memory) before the run
-    // directory exists, so nothing is left behind.
-    dsv4_model model(mc);
-    if (root) {
-        std::error_code ec;
-        fs::create_directories(cfg.out_dir, ec);
-        TREX_CHECK(!ec, "{}: cannot create the run directory: {}", cfg.out_dir, ec.message());
-        write_file_atomic((fs::path(cfg.out_dir) / "config.json").string(), config_to_json(mc).dump(2));
-        remove_stale_temps(cfg.out_dir);
-    }
-    param_store& P = model.params();
-    std::unique_ptr<parallel::expert_parallel> ep;
-    if (dc.mesh.ep > 1) {
-        ep = std::make_unique<parallel::expert_parallel>(*dc.ep_comm, mc, cfg.dist_overlap);
-        model.set_expert_dispatcher(ep.get());
-    }
-    std::unique_ptr<parallel::tp_group> tp;
-    if (dc.mesh.tp > 1) {
-        tp = std::make_unique<parallel::tp_group>(*dc.tp_comm);
-        model.set_tensor_parallel(tp.get());
+    if (dc_.mesh.tp > 1) {
+        tp_ = std::make_unique<parallel::tp_group>(*dc_.tp_comm);
+        model_.set_tensor_parallel(tp_.get());
     }
     std::function<bool(const tensor_spec&)> held;
-    if (pipelined) held = [&pl](const tensor_spec& s) { return pl.holds(s); };
-    parallel::zero_optimizer opt(P, cfg.optim, world, dc.replica_groups(P, held));
-    // rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh
-    std::unique_ptr<document_source> source;
-    if (root) source = make_source(cfg, mc);
-    // tokenizing may take hours: the others wait as long as rank 0 keeps writing into the run's data directory
-    const std::string data_dir = (fs::path(cfg.out_dir) / "data").string();
-    world.barrier_async()->wait_while_progressing([&data_dir] { return tree_signature(data_dir); });
-    if (!root) source = make_source(cfg, mc);
-    packer data(std::move(source), cfg.mode, cfg.pad_id);
-    check_same_on_every_rank(world, {{"data plan", data.source().describe()}}, "data plans");
-    if (world.size() > 1) {
-        if (root) fmt::print(stderr, "{}", dc.mesh.describe(mc));
-        if (root && pipelined) fmt::print(stderr, "{}", pl.describe((int)cfg.grad_accum));
-        world.barrier();
-        fmt::print(stderr, "dist: rank {} pid {}: {} tensors, {} optimizer floats owned\n", world.rank(),
-                   (long)getpid(), opt.owned_tensors(), opt.owned_floats());
-        if (root) fmt::print(stderr, "{}", opt.describe_plan());
-    }
-    // full-size optimizer state for checkpoints (rank 0 writes; every rank reads)
-    auto full_state = [&](std::vector<float>& m, std::vector<float>& v) {
-        m.assign(P.n_floats, 0.0f);
-        v.assign(P.n_floats, 0.0f);
-        return optim_state_ref{cfg.optim.kind, m.data(), v.data()};
-    };
+    if (pipelined_) held = [this](const tensor_spec& s) { return pl_.holds(s); };
+    opt_ = std::make_unique<parallel::zero_optimizer>(P_, cfg_.optim, world_, dc_.replica_groups(P_, held));
+}
 
-    // start: resume > init_from > fresh (every rank reads the same files)
+// Rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh.
+void training_run::open_data() {
+    std::unique_ptr<document_source> source;
+    if (root_) source = make_source(cfg_, mc_);
+    // tokenizing may take hours: the others wait as long as rank 0 keeps writing into the run's data directory
+    const std::string data_dir = (fs::path(cfg_.out_dir) / "data").string();
+    world_.barrier_async()->wait_while_progressing([&data_dir] { return tree_signature(data_dir); });
+    if (!root_) source = make_source(cfg_, mc_);
+    data_ = std::make_unique<packer>(std::move(source), cfg_.mode, cfg_.pad_id);
+    check_same_on_every_rank(world_, {{"data plan", data_->source().describe()}}, "data plans");
+}
+
+void training_run::describe_layout() const {
+    if (world_.size() == 1) return;
+    if (root_) fmt::print(stderr, "{}", dc_.mesh.describe(mc_));
+    if (root_ && pipelined_) fmt::print(stderr, "{}", pl_.describe((int)cfg_.grad_accum));
+    world_.barrier();
+    fmt::print(stderr, "dist: rank {} pid {}: {} tensors, {} optimizer floats owned\n", world_.rank(), (long)getpid(),
+               opt_->owned_tensors(), opt_->owned_floats());
+    if (root_) fmt::print(stderr, "{}", opt_->describe_plan());
+}
+
+// Full-size optimizer state for checkpoints (rank 0 writes; every rank reads).
+optim_state_ref training_run::full_state(std::vector<float>& m, std::vector<float>& v) const {
+    m.assign(P_.n_floats, 0.0f);
+    v.assign(P_.n_floats, 0.0f);
+    return optim_state_ref{cfg_.optim.kind, m.data(), v.data()};
+}
+
+// Start: resume > init_from > fresh (every rank reads the same files).
+void training_run::restore_or_initialise() {
     checkpoint_state resumed;
     bool have_resume = false;
-    if (!cfg.resume.empty()) {
-        std::string dir = cfg.resume;
-        if (cfg.resume == "auto") {
+    if (!cfg_.resume.empty()) {
+        std::string dir = cfg_.resume;
+        if (cfg_.resume == "auto") {
             std::vector<std::string> skipped;
-            dir = find_latest_checkpoint(cfg.out_dir, &skipped);
-            if (root) {
+            dir = find_latest_checkpoint(cfg_.out_dir, &skipped);
+            if (root_) {
                 for (const auto& s : skipped) fmt::print(stderr, "resume: {}\n", s);
                 if (dir.empty())
-                    fmt::print(stderr, "resume: no valid checkpoint under {}, starting fresh\n", cfg.out_dir);
+                    fmt::print(stderr, "resume: no valid checkpoint under {}, starting fresh\n", cfg_.out_dir);
             }
         }
         if (!dir.empty()) {
             std::vector<float> m, v;
             const optim_state_ref ref = full_state(m, v);
-            resumed = load_checkpoint_state(dir, P, &ref);
-            opt.load_full(m.data(), v.data());
-            opt.set_adam_steps(resumed.adam_steps);
-            data.restore(resumed.data);
+            resumed = load_checkpoint_state(dir, P_, &ref);
+            opt_->load_full(m.data(), v.data());
+            opt_->set_adam_steps(resumed.adam_steps);
+            data_->restore(resumed.data);
             have_resume = true;
-            if (root) fmt::print(stderr, "resume: {} (step {})\n", dir, resumed.step);
+            if (root_) fmt::print(stderr, "resume: {} (step {})\n", dir, resumed.step);
         }
         int64_t steps[2] = {have_resume ? resumed.step : -1, -(have_resume ? resumed.step : -1)};
-        world.all_reduce(steps, 2, parallel::dtype::i64, parallel::reduce_op::max);
+        world_.all_reduce(steps, 2, parallel::dtype::i64, parallel::reduce_op::max);
         TREX_CHECK(steps[0] == -steps[1], "resume: the ranks found different checkpoints (steps {} and {})", steps[0],
                    -steps[1]);
     }
     if (!have_resume) {
-        if (!cfg.init_from.empty()) {
+        if (!cfg_.init_from.empty()) {
             // ours (a manifest.json) or the official HF release layout (config.json + safetensors shards)
-            if (fs::exists(fs::path(cfg.init_from) / "manifest.json")) {
-                load_checkpoint_state(cfg.init_from, P, nullptr);
+            if (fs::exists(fs::path(cfg_.init_from) / "manifest.json")) {
+                load_checkpoint_state(cfg_.init_from, P_, nullptr);
             } else {
-                const hf_io_report rep = load_hf_checkpoint(P, cfg.init_from);
-                if (root)
+                const hf_io_report rep = load_hf_checkpoint(P_, cfg_.init_from);
+                if (root_)
                     fmt::print(stderr, "init: {} tensors from {} shard(s) of the HF release layout\n", rep.tensors,
                                rep.files);
             }
-            if (root) fmt::print(stderr, "init: weights from {}\n", cfg.init_from);
+            if (root_) fmt::print(stderr, "init: weights from {}\n", cfg_.init_from);
         } else {
-            P.init(cfg.seed, cfg.init_std);
+            P_.init(cfg_.seed, cfg_.init_std);
         }
     }
-    const int64_t start = have_resume ? resumed.step : 0;
-    int64_t skipped_total = have_resume ? resumed.run.value("skipped", (int64_t)0) : 0;
-    int64_t tokens_seen = have_resume ? resumed.run.value("tokens", (int64_t)0) : 0;
-    double loss_ema = have_resume ? resumed.run.value("loss_ema", 0.0) : 0.0;
-    sum.start_step = start;
-    const std::string metrics_path = (fs::path(cfg.out_dir) / "metrics.jsonl").string();
-    if (root) {
+    start_ = have_resume ? resumed.step : 0;
+    skipped_total_ = have_resume ? resumed.run.value("skipped", (int64_t)0) : 0;
+    tokens_seen_ = have_resume ? resumed.run.value("tokens", (int64_t)0) : 0;
+    loss_ema_ = have_resume ? resumed.run.value("loss_ema", 0.0) : 0.0;
+    metrics_path_ = (fs::path(cfg_.out_dir) / "metrics.jsonl").string();
+    if (root_) {
         if (have_resume)
-            truncate_metrics(metrics_path, start);
+            truncate_metrics(metrics_path_, start_);
         else
-            write_file_atomic(metrics_path, "");
+            write_file_atomic(metrics_path_, "");
     }
+}
 
-    // MFU basis, printed once
+// The MFU basis (FLOPs per token and the measured peak), printed once; opens the metrics log and the progress bar.
+void training_run::announce() {
     flops_options fo;
-    fo.seq_len = cfg.seq;
-    fo.include_mtp = mc.has_mtp();
-    fo.indexer_loss = cfg.indexer_weight != 0.0;
-    const flops_breakdown fb = training_flops_per_token(mc, fo);
+    fo.seq_len = cfg_.seq;
+    fo.include_mtp = mc_.has_mtp();
+    fo.indexer_loss = cfg_.indexer_weight != 0.0;
+    fb_ = training_flops_per_token(mc_, fo);
     // the indexer warm-up steps (loss.indexer_dense_steps) attend to every visible compressed entry of a CSA layer
     fo.dense_csa = true;
-    const double flops_dense = training_flops_per_token(mc, fo).total;
+    flops_dense_ = training_flops_per_token(mc_, fo).total;
     // Measured once before the first step and once after it (outside the step's timing); the higher is kept: on a
     // shared machine a busy neighbour can only lower a measurement, and a low peak would inflate every MFU logged.
-    peak_measurement peak = root ? measure_fma_peak(0.2) : peak_measurement{};
-    const int64_t micro_total = cfg.grad_accum * dp;  // micro-batches of one optimizer step, over all DP ranks
-    if (root) {
+    peak_ = root_ ? measure_fma_peak(0.2) : peak_measurement{};
+    if (root_) {
         fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} rank(s) x {} threads\n",
-                   cfg.name, cfg.mode, cfg.steps, micro_total, cfg.batch, cfg.seq, world.size(), omp_get_max_threads());
-        fmt::print(stderr, "train: data: {}\n", data.source().describe());
+                   cfg_.name, cfg_.mode, cfg_.steps, micro_total_, cfg_.batch, cfg_.seq, world_.size(),
+                   omp_get_max_threads());
+        fmt::print(stderr, "train: data: {}\n", data_->source().describe());
         fmt::print(stderr,
                    "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {}){}\n",
-                   fb.total, peak.gflops * world.size(), peak.isa,
-                   cfg.indexer_dense_steps > 0 ? fmt::format("; {:.4g} FLOPs/token in the {} dense-CSA warm-up steps",
-                                                             flops_dense, cfg.indexer_dense_steps)
-                                               : std::string());
+                   fb_.total, peak_.gflops * world_.size(), peak_.isa,
+                   cfg_.indexer_dense_steps > 0 ? fmt::format("; {:.4g} FLOPs/token in the {} dense-CSA warm-up steps",
+                                                              flops_dense_, cfg_.indexer_dense_steps)
+                                                : std::string());
+        metrics_ = std::make_unique<line_appender>(metrics_path_);
+        bar_ = std::make_unique<progress>(cfg_.steps, "steps");
     }
+    if (pipelined_)
+        pipe_ = std::make_unique<pipeline_step>(model_, world_, dc_, pl_, ep_.get(), cfg_.grad_accum, grad_acc_);
+}
 
-    std::unique_ptr<line_appender> metrics;  // a failed append (full disk) stops the run, leaving no torn line
-    if (root) metrics = std::make_unique<line_appender>(metrics_path);
-    std::unique_ptr<progress> bar;
-    if (root) bar = std::make_unique<progress>(cfg.steps, "steps");
-    train_batch batch;
-    int consecutive_skips = 0;
-    std::string last_ckpt;
-    auto checkpoint = [&](int64_t step_done) {
-        std::vector<float> m, v;
-        if (root) full_state(m, v);
-        opt.gather_full(0, P.weights.data(), m.data(), v.data());
-        if (root) {
-            checkpoint_state cs;
-            cs.step = step_done;
-            cs.adam_steps = opt.adam_steps();
-            cs.data = data.state();
-            cs.run = {{"skipped", skipped_total}, {"tokens", tokens_seen}, {"loss_ema", loss_ema}, {"name", cfg.name}};
-            const optim_state_ref ref{cfg.optim.kind, m.data(), v.data()};
-            last_ckpt = save_checkpoint_state(cfg.out_dir, P, &ref, cs, cfg.keep_last);
-        }
-        // a large checkpoint may take rank 0 a while: wait as long as it keeps writing (dist.timeout after its last
-        // progress, not after the start of the write)
-        const std::string ckpt_dir = (fs::path(cfg.out_dir) / "checkpoints").string();
-        world.barrier_async()->wait_while_progressing([&ckpt_dir] { return tree_signature(ckpt_dir); });
-    };
-
-    step_reducer reducer(cfg.grad_accum, dp);
-    // Each micro-batch's gradients are computed from zero and added to the step's sum in micro-batch order
-    // (acc = ((G_0 + G_1) + G_2) + ...): the order the DP reduction uses across ranks, so that one process running
-    // the ranks' micro-batches gives bitwise the same sum (docs/distributed.md).
-    std::vector<float> grad_acc(cfg.grad_accum > 1 ? P.n_floats : 0);
-    std::unique_ptr<pipeline_step> pipe;
-    std::vector<train_batch> pipe_batches;  // this DP rank's micro-batches of the step (pipelined)
-    if (pipelined) pipe = std::make_unique<pipeline_step>(model, world, dc, pl, ep.get(), cfg.grad_accum, grad_acc);
-    auto accumulate = [&](int64_t k) {
-        if (cfg.grad_accum == 1) return;
-        const float* g = P.grads.data();
-        float* a = grad_acc.data();
-        const int64_t n = P.n_floats;
-        if (k == 0) {
-            std::memcpy(a, g, sizeof(float) * n);
-            return;
-        }
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; i++) a[i] += g[i];
-    };
-    for (int64_t step = start; step < cfg.steps; step++) {
+train_summary training_run::run() {
+    train_summary sum;
+    sum.start_step = start_;
+    for (int64_t step = start_; step < cfg_.steps; step++) {
+        step_record rec;
+        rec.step = step;
         const double t0 = now_seconds();
-        const bool decaying = cfg.schedule.total > 0 && step >= std::max(cfg.schedule.decay_start, cfg.schedule.warmup);
-        step_options so;
-        so.lambda_mtp = decaying ? cfg.mtp_weight_after_decay : cfg.mtp_weight;
-        so.alpha_bal = cfg.balance_alpha;
-        so.lambda_idx = cfg.indexer_weight;
-        so.dense_csa = step < cfg.indexer_dense_steps;
-        so.recompute = cfg.recompute;
-        so.loss_scale = 1.0 / (double)micro_total;
-        P.zero_grads();
-        // micro-batch m of the step goes to DP rank m % dp; every rank packs them all (the data cursor stays the
-        // same everywhere) and computes its own
-        reducer.begin_step();
-        int64_t step_tokens = 0, step_targets = 0;
-        int64_t own = 0;
-        for (int64_t m = 0; m < micro_total; m++) {
-            data.next(batch, cfg.batch, cfg.seq);
-            step_tokens += batch.B * batch.S;
-            step_targets += batch.target_tokens;
-            if (m % dp != dp_rank) continue;
-            if (pipe) {
-                pipe_batches.resize(own + 1);
-                pipe_batches[own++] = batch;
-                continue;
-            }
-            if (own > 0) P.zero_grads();
-            const step_result r = model.step(batch.view(), so);
-            accumulate(own++);
-            reducer.add(m, r);
-        }
-        // pipelined: every rank of a pipeline gets the whole model's losses of its micro-batches (the all-gather below
-        // reads them from the first stage's ranks) and its own blocks' expert loads (summed over the world below)
-        if (pipe) pipe->run(pipe_batches, so, reducer.losses(), reducer.loads());
-        if (cfg.grad_accum > 1) std::memcpy(P.grads.data(), grad_acc.data(), sizeof(float) * P.n_floats);
-        // losses summed in micro-batch order (as one process running all micro-batches would); loads summed over the
-        // world, the tensor-parallel copies of a micro-batch counted once (tp rank 0)
-        const step_result acc = reducer.reduce(dpc, world, dc.mesh.tp_rank == 0);
-
-        if (tp) tp->drop_replicated_gradients(P);  // ZeRO-1 then sums over TP and DP ranks alike
-        opt.reduce_gradients();
-        const double lr = cfg.schedule.at(step);
-        const double gnorm = opt.grad_norm();
-        const bool bad = !finite(acc.loss) || !finite(gnorm);
-        optim_step_stats os;
-        os.lr = lr;
-        os.grad_norm = gnorm;
-        if (bad) {
-            skipped_total++;
-            consecutive_skips++;
-        } else {
-            consecutive_skips = 0;
-            os = opt.step(lr, gnorm);
-            if (pipe) pipe->sync_embedding();
-            model.update_expert_biases(acc, cfg.bias_update_speed);
-        }
-        tokens_seen += step_tokens;
-        const double dt = now_seconds() - t0;
-        const bool spike = !bad && loss_ema > 0 && acc.loss > cfg.spike_factor * loss_ema;
-        if (!bad) loss_ema = loss_ema == 0 ? acc.loss : 0.9 * loss_ema + 0.1 * acc.loss;
-        const double tps = step_tokens / dt;
-        if (root && step == start) {
-            const peak_measurement again = measure_fma_peak(0.2);
-            if (again.gflops > 1.15 * peak.gflops)
-                fmt::print(stderr,
-                           "train: peak re-measured after the first step: {:.1f} GFLOP/s (the first measurement, "
-                           "{:.1f}, was taken on a busy machine); MFU uses the higher\n",
-                           again.gflops * world.size(), peak.gflops * world.size());
-            peak.gflops = std::max(peak.gflops, again.gflops);
-            // the peak must cover what real GEMMs reach here (one process: ranks sharing cores would skew both)
-            if (world.size() == 1) check_peak_against_gemm(peak, measure_sgemm_peak(1024, 3).gflops, "oneDNN sgemm");
-            constexpr double MiB = 1024.0 * 1024.0;
-            // (pipelined, the other micro-batches in flight hold their own activations: only the resident set then)
-            const std::string acts = pipelined ? std::string()
-                                               : describe_activation_memory((double)model.activation_bytes(),
-                                                                            cfg.batch * cfg.seq, cfg.recompute) +
-                                                     ", ";
-            fmt::print(stderr, "train: memory after the first step (rank 0): {}peak resident {:.1f} MiB\n", acts,
-                       peak_resident_bytes() / MiB);
-        }
-        if (step == start) sum.first_loss = acc.loss;
-        sum.last_loss = acc.loss;
-
-        if (root && cfg.log_every > 0 && ((step + 1) % cfg.log_every == 0 || step + 1 == cfg.steps || bad || spike)) {
-            nlohmann::json j;
-            j["step"] = step + 1;
-            j["loss"] = acc.loss;
-            j["lm"] = acc.lm;
-            j["mtp"] = acc.mtp;
-            j["bal"] = acc.bal;
-            j["idx"] = acc.idx;
-            j["grad_norm"] = os.grad_norm;
-            j["clip_scale"] = os.clip_scale;
-            j["lr"] = lr;
-            j["tokens"] = tokens_seen;
-            j["target_tokens"] = step_targets;  // labels the LM loss averages over (SFT: assistant tokens)
-            j["step_seconds"] = dt;
-            j["tokens_per_s"] = tps;
-            const double flops = step < cfg.indexer_dense_steps ? flops_dense : fb.total;
-            j["mfu"] = flops * tps / (peak.gflops * world.size() * 1e9);
-            check_mfu(j["mfu"].get<double>(), fmt::format("train: step {}", step + 1).c_str());
-            j["peak_rss_mib"] = peak_resident_bytes() / (1024.0 * 1024.0);  // rank 0's process so far
-            nlohmann::json jl = nlohmann::json::array();
-            for (const auto& l : acc.expert_load) {
-                int64_t mx = 0, total = 0;
-                for (int64_t v : l) {
-                    mx = std::max(mx, v);
-                    total += v;
-                }
-                jl.push_back(l.empty() ? 0.0 : (double)mx * l.size() / std::max<int64_t>(total, 1));
-            }
-            j["expert_load_max_over_mean"] = jl;
-            j["expert_load"] = acc.expert_load;  // tokens per expert, per MoE layer (blocks, then MTP)
-            j["skipped"] = bad;
-            j["spike"] = spike;
-            metrics->append(j.dump());
-        }
-        if (root && spike)
-            fmt::print(stderr, "\ntrain: loss spike at step {}: {:.4f} (running mean {:.4f})\n", step + 1, acc.loss,
-                       loss_ema);
-        if (root && bad)
-            fmt::print(stderr, "\ntrain: non-finite loss or gradient at step {}: update skipped ({} in a row)\n",
-                       step + 1, consecutive_skips);
-        if (bar) bar->update(step + 1, fmt::format("loss {:.4f} | {:.0f} tok/s | lr {:.3g}", acc.loss, tps, lr));
-        if (consecutive_skips >= cfg.max_consecutive_skips) {
-            checkpoint(step + 1);
-            throw error(fmt::format(
-                "train: {} consecutive steps with non-finite loss or gradients (limit guards.max_consecutive_skips = "
-                "{}); stopped after writing {}",
-                consecutive_skips, cfg.max_consecutive_skips, last_ckpt));
-        }
-        if (cfg.checkpoint_every > 0 && (step + 1) % cfg.checkpoint_every == 0 && step + 1 < cfg.steps)
+        run_micro_batches(options_for(step), rec);
+        update(rec);
+        rec.seconds = now_seconds() - t0;
+        rec.tokens_per_s = rec.tokens / rec.seconds;
+        if (root_ && step == start_) after_first_step();
+        if (step == start_) sum.first_loss = rec.acc.loss;
+        sum.last_loss = rec.acc.loss;
+        report_step(rec);
+        if (cfg_.checkpoint_every > 0 && (step + 1) % cfg_.checkpoint_every == 0 && step + 1 < cfg_.steps)
             checkpoint(step + 1);
     }
-    checkpoint(cfg.steps);
-    sum.end_step = cfg.steps;
-    sum.skipped = skipped_total;
-    sum.checkpoint = last_ckpt;
-    if (!root) return sum;
-    bar->finish(fmt::format("loss {:.4f}", sum.last_loss));
-    metrics->close();
-    if (cfg.report) {
-        sum.report = write_run_report(cfg.out_dir, cfg.name, fb.formula, peak.gflops * world.size());
+    checkpoint(cfg_.steps);
+    sum.end_step = cfg_.steps;
+    sum.skipped = skipped_total_;
+    sum.checkpoint = last_ckpt_;
+    if (!root_) return sum;
+    bar_->finish(fmt::format("loss {:.4f}", sum.last_loss));
+    metrics_->close();
+    if (cfg_.report) {
+        sum.report = write_run_report(cfg_.out_dir, cfg_.name, fb_.formula, peak_.gflops * world_.size());
         fmt::print(stderr, "train: report {}\n", sum.report);
     }
-    fmt::print(stderr, "train: checkpoint {}\n", last_ckpt);
+    fmt::print(stderr, "train: checkpoint {}\n", last_ckpt_);
     return sum;
+}
+
+step_options training_run::options_for(int64_t step) const {
+    const bool decaying = cfg_.schedule.total > 0 && step >= std::max(cfg_.schedule.decay_start, cfg_.schedule.warmup);
+    step_options so;
+    so.lambda_mtp = decaying ? cfg_.mtp_weight_after_decay : cfg_.mtp_weight;
+    so.alpha_bal = cfg_.balance_alpha;
+    so.lambda_idx = cfg_.indexer_weight;
+    so.dense_csa = step < cfg_.indexer_dense_steps;
+    so.recompute = cfg_.recompute;
+    so.loss_scale = 1.0 / (double)micro_total_;
+    return so;
+}
+
+// The step's forward and backward passes: micro-batch m of the step goes to DP rank m % dp; every rank packs them all
+// (the data cursor stays the same everywhere) and computes its own. Leaves the step's gradient sum in P.grads and the
+// losses and expert loads, reduced over the world, in rec.acc.
+void training_run::run_micro_batches(const step_options& so, step_record& rec) {
+    P_.zero_grads();
+    reducer_.begin_step();
+    int64_t own = 0;
+    for (int64_t m = 0; m < micro_total_; m++) {
+        data_->next(batch_, cfg_.batch, cfg_.seq);
+        rec.tokens += batch_.B * batch_.S;
+        rec.targets += batch_.target_tokens;
+        if (m % dp_ != dp_rank_) continue;
+        if (pipe_) {
+            pipe_batches_.resize(own + 1);
+            pipe_batches_[own++] = batch_;
+            continue;
+        }
+        if (own > 0) P_.zero_grads();
+        const step_result r = model_.step(batch_.view(), so);
+        accumulate(own++);
+        reducer_.add(m, r);
+    }
+    // pipelined: every rank of a pipeline gets the whole model's losses of its micro-batches (the all-gather below
+    // reads them from the first stage's ranks) and its own blocks' expert loads (summed over the world below)
+    if (pipe_) pipe_->run(pipe_batches_, so, reducer_.losses(), reducer_.loads());
+    if (cfg_.grad_accum > 1) std::memcpy(P_.grads.data(), grad_acc_.data(), sizeof(float) * P_.n_floats);
+    // losses summed in micro-batch order (as one process running all micro-batches would); loads summed over the
+    // world, the tensor-parallel copies of a micro-batch counted once (tp rank 0)
+    rec.acc = reducer_.reduce(dpc_, world_, dc_.mesh.tp_rank == 0);
+}
+
+// Adds the k-th own micro-batch's gradients (P.grads) to the step's sum.
+void training_run::accumulate(int64_t k) {
+    if (cfg_.grad_accum == 1) return;
+    const float* g = P_.grads.data();
+    float* a = grad_acc_.data();
+    const int64_t n = P_.n_floats;
+    if (k == 0) {
+        std::memcpy(a, g, sizeof(float) * n);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) a[i] += g[i];
+}
+
+// Gradient reduction, clipping and the optimizer update, skipped (and counted) when the loss or the gradient norm is
+// not finite; the running loss mean and the spike flag.
+void training_run::update(step_record& rec) {
+    if (tp_) tp_->drop_replicated_gradients(P_);  // ZeRO-1 then sums over TP and DP ranks alike
+    opt_->reduce_gradients();
+    rec.lr = cfg_.schedule.at(rec.step);
+    const double gnorm = opt_->grad_norm();
+    rec.bad = !finite(rec.acc.loss) || !finite(gnorm);
+    rec.os.lr = rec.lr;
+    rec.os.grad_norm = gnorm;
+    if (rec.bad) {
+        skipped_total_++;
+        consecutive_skips_++;
+    } else {
+        consecutive_skips_ = 0;
+        rec.os = opt_->step(rec.lr, gnorm);
+        if (pipe_) pipe_->sync_embedding();
+        model_.update_expert_biases(rec.acc, cfg_.bias_update_speed);
+    }
+    tokens_seen_ += rec.tokens;
+    rec.spike = !rec.bad && loss_ema_ > 0 && rec.acc.loss > cfg_.spike_factor * loss_ema_;
+    if (!rec.bad) loss_ema_ = loss_ema_ == 0 ? rec.acc.loss : 0.9 * loss_ema_ + 0.1 * rec.acc.loss;
+}
+
+// Rank 0, after the first step: the peak measured again (the higher kept) and checked against real GEMMs; the memory.
+void training_run::after_first_step() {
+    const peak_measurement again = measure_fma_peak(0.2);
+    if (again.gflops > 1.15 * peak_.gflops)
+        fmt::print(stderr,
+                   "train: peak re-measured after the first step: {:.1f} GFLOP/s (the first measurement, "
+                   "{:.1f}, was taken on a busy machine); MFU uses the higher\n",
+                   again.gflops * world_.size(), peak_.gflops * world_.size());
+    peak_.gflops = std::max(peak_.gflops, again.gflops);
+    // the peak must cover what real GEMMs reach here (one process: ranks sharing cores would skew both)
+    if (world_.size() == 1) check_peak_against_gemm(peak_, measure_sgemm_peak(1024, 3).gflops, "oneDNN sgemm");
+    constexpr double MiB = 1024.0 * 1024.0;
+    // (pipelined, the other micro-batches in flight hold their own activations: only the resident set then)
+    const std::string acts = pipelined_ ? std::string()
+                                        : describe_activation_memory((double)model_.activation_bytes(),
+                                                                     cfg_.batch * cfg_.seq, cfg_.recompute) +
+                                              ", ";
+    fmt::print(stderr, "train: memory after the first step (rank 0): {}peak resident {:.1f} MiB\n", acts,
+               peak_resident_bytes() / MiB);
+}
+
+// One line of metrics.jsonl (rank 0).
+void training_run::log_step(const step_record& rec) {
+    const step_result& acc = rec.acc;
+    nlohmann::json j;
+    j["step"] = rec.step + 1;
+    j["loss"] = acc.loss;
+    j["lm"] = acc.lm;
+    j["mtp"] = acc.mtp;
+    j["bal"] = acc.bal;
+    j["idx"] = acc.idx;
+    j["grad_norm"] = rec.os.grad_norm;
+    j["clip_scale"] = rec.os.clip_scale;
+    j["lr"] = rec.lr;
+    j["tokens"] = tokens_seen_;
+    j["target_tokens"] = rec.targets;  // labels the LM loss averages over (SFT: assistant tokens)
+    j["step_seconds"] = rec.seconds;
+    j["tokens_per_s"] = rec.tokens_per_s;
+    const double flops = rec.step < cfg_.indexer_dense_steps ? flops_dense_ : fb_.total;
+    j["mfu"] = flops * rec.tokens_per_s / (peak_.gflops * world_.size() * 1e9);
+    check_mfu(j["mfu"].get<double>(), fmt::format("train: step {}", rec.step + 1).c_str());
+    j["peak_rss_mib"] = peak_resident_bytes() / (1024.0 * 1024.0);  // rank 0's process so far
+    nlohmann::json jl = nlohmann::json::array();
+    for (const auto& l : acc.expert_load) {
+        int64_t mx = 0, total = 0;
+        for (int64_t v : l) {
+            mx = std::max(mx, v);
+            total += v;
+        }
+        jl.push_back(l.empty() ? 0.0 : (double)mx * l.size() / std::max<int64_t>(total, 1));
+    }
+    j["expert_load_max_over_mean"] = jl;
+    j["expert_load"] = acc.expert_load;  // tokens per expert, per MoE layer (blocks, then MTP)
+    j["skipped"] = rec.bad;
+    j["spike"] = rec.spike;
+    metrics_->append(j.dump());
+}
+
+// The step's log line, messages and progress; stops the run (after a checkpoint) at the skip limit.
+void training_run::report_step(const step_record& rec) {
+    const int64_t step = rec.step;
+    if (root_ && cfg_.log_every > 0 &&
+        ((step + 1) % cfg_.log_every == 0 || step + 1 == cfg_.steps || rec.bad || rec.spike))
+        log_step(rec);
+    if (root_ && rec.spike)
+        fmt::print(stderr, "\ntrain: loss spike at step {}: {:.4f} (running mean {:.4f})\n", step + 1, rec.acc.loss,
+                   loss_ema_);
+    if (root_ && rec.bad)
+        fmt::print(stderr, "\ntrain: non-finite loss or gradient at step {}: update skipped ({} in a row)\n", step + 1,
+                   consecutive_skips_);
+    if (bar_)
+        bar_->update(step + 1,
+                     fmt::format("loss {:.4f} | {:.0f} tok/s | lr {:.3g}", rec.acc.loss, rec.tokens_per_s, rec.lr));
+    if (consecutive_skips_ >= cfg_.max_consecutive_skips) {
+        checkpoint(step + 1);
+        throw error(fmt::format(
+            "train: {} consecutive steps with non-finite loss or gradients (limit guards.max_consecutive_skips = "
+            "{}); stopped after writing {}",
+            consecutive_skips_, cfg_.max_consecutive_skips, last_ckpt_));
+    }
+}
+
+// Gathers the weights and the optimizer state on rank 0, which writes the checkpoint; every rank waits for it.
+void training_run::checkpoint(int64_t step_done) {
+    std::vector<float> m, v;
+    if (root_) full_state(m, v);
+    opt_->gather_full(0, P_.weights.data(), m.data(), v.data());
+    if (root_) {
+        checkpoint_state cs;
+        cs.step = step_done;
+        cs.adam_steps = opt_->adam_steps();
+        cs.data = data_->state();
+        cs.run = {{"skipped", skipped_total_}, {"tokens", tokens_seen_}, {"loss_ema", loss_ema_}, {"name", cfg_.name}};
+        const optim_state_ref ref{cfg_.optim.kind, m.data(), v.data()};
+        last_ckpt_ = save_checkpoint_state(cfg_.out_dir, P_, &ref, cs, cfg_.keep_last);
+    }
+    // a large checkpoint may take rank 0 a while: wait as long as it keeps writing (dist.timeout after its last
+    // progress, not after the start of the write)
+    const std::string ckpt_dir = (fs::path(cfg_.out_dir) / "checkpoints").string();
+    world_.barrier_async()->wait_while_progressing([&ckpt_dir] { return tree_signature(ckpt_dir); });
+}
+
+}  // namespace
+
+train_summary run_training(const train_config& cfg, parallel::communicator& world) {
+    world.timeout_seconds = cfg.dist_timeout;
+    check_same_on_every_rank(world, config_entries(cfg), "run configs");
+    training_run run(cfg, world, resolve_model_config(cfg.model_config, cfg.init_from));
+    return run.run();
 }
 
 }  // namespace trex
