@@ -10,13 +10,14 @@
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/base/rng.hpp"
+#include "trex/kernels/cpu/ops.hpp"
+#include "trex/model/config.hpp"
+#include "trex/optim/optimizer.hpp"
 #include "trex/parallel/communicator.hpp"
 #include "trex/parallel/context.hpp"
 #include "trex/parallel/expert_parallel.hpp"
 #include "trex/parallel/mesh.hpp"
 #include "trex/parallel/zero_optimizer.hpp"
-#include "trex/model/config.hpp"
-#include "trex/optim/optimizer.hpp"
 
 namespace {
 
@@ -93,7 +94,10 @@ TEST(DistMesh, ValidationNamesTheFlag) {
               }).find("--tp 2 x --pp 2 = 4"),
               std::string::npos);
     EXPECT_NE(error_of([&] { trex::parallel::make_mesh({3, 1, 1}, 3, 0, cfg); }).find("--tp 3"), std::string::npos);
-    EXPECT_NE(error_of([&] { trex::parallel::make_mesh({1, 9, 1}, 9, 0, cfg); }).find("--pp 9 exceeds"), std::string::npos);
+    EXPECT_NE(error_of([&] {
+                  trex::parallel::make_mesh({1, 9, 1}, 9, 0, cfg);
+              }).find("--pp 9 exceeds"),
+              std::string::npos);
     EXPECT_NE(error_of([&] {
                   trex::parallel::make_mesh({1, 1, 0}, 1, 0, cfg);
               }).find("--ep must be at least 1"),
@@ -202,7 +206,7 @@ TEST(DistExpertParallel, OneRankRoundTripMatchesTheKernel) {
     trex::model_config cfg = tiny();
     cfg.n_routed_experts = E;
     trex::parallel::expert_parallel ep(*world, cfg, true);
-    trex::cpu::moe_state s1, s2;
+    trex::moe_routing s1, s2;
     std::vector<float> y1(N * d), y2(N * d);
     trex::cpu::moe_experts_forward(y1.data(), s1, x.data(), sel.data(), wts.data(), w13.data(), w2.data(), N, d, E, K,
                                    I, 10.0);

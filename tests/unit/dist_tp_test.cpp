@@ -1,6 +1,6 @@
 // Tensor parallelism in one process (docs/distributed.md §5): v4-tiny split over 2 TP ranks, each rank a thread
-// with its own model and an in-memory all-reduce that adds in rank order like parallel::tp_group. The ranks' losses must
-// equal the single-model step's, their replicated gradients must be identical to each other, and every gradient
+// with its own model and an in-memory all-reduce that adds in rank order like parallel::tp_group. The ranks' losses
+// must equal the single-model step's, their replicated gradients must be identical to each other, and every gradient
 // (the TP-split ones summed over the ranks, as ZeRO-1's reduction does after tp_group::drop_replicated_gradients)
 // must equal the single model's.
 #include <gtest/gtest.h>
@@ -15,10 +15,11 @@
 #include <tuple>
 
 #include "support/test_support.hpp"
-#include "trex/parallel/communicator.hpp"
-#include "trex/parallel/tensor_parallel.hpp"
+#include "trex/kernels/cpu/ops.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
+#include "trex/parallel/communicator.hpp"
+#include "trex/parallel/tensor_parallel.hpp"
 #include "trex/train/synthetic_batch.hpp"
 
 namespace {
@@ -67,14 +68,14 @@ class thread_tp : public trex::tensor_parallel {
 // expert parallelism itself left out).
 class local_dispatcher : public trex::expert_dispatcher {
    public:
-    void forward(int, float* y, trex::cpu::moe_state& st, const float* x, const int32_t* sel, const float* weight,
+    void forward(int, float* y, trex::moe_routing& st, const float* x, const int32_t* sel, const float* weight,
                  const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I,
                  double limit, const std::function<void()>& overlap) override {
         trex::cpu::moe_experts_forward(y, st, x, sel, weight, w13, w2, N, d, E, K, I, limit);
         overlap();
     }
     void backward(int, float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
-                  const trex::cpu::moe_state& st, const float* x, const float* weight, const float* const* w13,
+                  const trex::moe_routing& st, const float* x, const float* weight, const float* const* w13,
                   const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
                   const std::function<void()>& overlap) override {
         overlap();

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace trex {
 
@@ -35,6 +36,17 @@ struct mhc_dims {
     double hc_eps = 1e-6;                     // eps of pre and of the Sinkhorn normalisations
     double norm_eps = 1e-6;                   // eps of the unweighted RMS of the flattened streams
     int rows() const { return (2 + n) * n; }  // rows of hc_fn (24 for n = 4)
+};
+
+// The routing of one MoE layer's N·K slots (token t's k-th expert is slot t·K+k), sorted by expert, and what the
+// routed experts keep from forward to backward. Filled by the experts' forward (the kernel table's
+// moe_experts_forward, or expert parallelism), read by their backward.
+struct moe_routing {
+    std::vector<int64_t> expert_offset;  // [E+1]: rows of expert e are [expert_offset[e], expert_offset[e+1])
+    std::vector<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
+    std::vector<int32_t> slot_row;       // [N·K]: inverse
+    std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
+    // swiglu(a13) is not kept: the backward recomputes it from a13 (one elementwise pass, [N·K, I] floats less)
 };
 
 }  // namespace trex

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "trex/base/error.hpp"
-#include "trex/kernels/cpu/gemm.hpp"
 #include "trex/model/model.hpp"
 
 namespace trex {
@@ -105,29 +104,29 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     const int64_t h0 = hs.first, Hl = hs.count, g0 = gs.first, gl = gs.count, cg = H * c / g;
 
     // a = attn_norm(y)
-    section_timer timer(prof_, "fwd.attn.proj");
+    section_timer timer(prof_, kernels_, "fwd.attn.proj");
     A.a1.resize(N * d);
     A.a1_rstd.resize(N);
-    cpu::rmsnorm_forward(A.a1.data(), A.a1_rstd.data(), A.y1.data(), W.attn_norm, N, d, eps);
+    kernels_.rmsnorm_forward(A.a1.data(), A.a1_rstd.data(), A.y1.data(), W.attn_norm, N, d, eps);
     const float* a = A.a1.data();
     // queries: qr = q_norm(wq_a a); q = rope(rms_heads(wq_b qr))
     A.qa.resize(N * dc);
     A.qa_rstd.resize(N);
     A.qr.resize(N * dc);
-    cpu::linear_fwd(A.qa.data(), a, W.wq_a, N, d, dc);
-    cpu::rmsnorm_forward(A.qr.data(), A.qa_rstd.data(), A.qa.data(), W.q_norm, N, dc, eps);
+    kernels_.linear_fwd(A.qa.data(), a, W.wq_a, N, d, dc, false);
+    kernels_.rmsnorm_forward(A.qr.data(), A.qa_rstd.data(), A.qa.data(), W.q_norm, N, dc, eps);
     A.q.resize(N * Hl * c);
     A.q_rstd.resize(N * Hl);
-    cpu::linear_fwd(A.q.data(), A.qr.data(), W.wq_b + h0 * c * dc, N, dc, Hl * c);  // column-parallel
-    cpu::rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * Hl, c, eps);
-    cpu::rope_forward(A.q.data(), geo_.pos.data(), rope, N, Hl, c, false);
+    kernels_.linear_fwd(A.q.data(), A.qr.data(), W.wq_b + h0 * c * dc, N, dc, Hl * c, false);  // column-parallel
+    kernels_.rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * Hl, c, eps);
+    kernels_.rope_forward(A.q.data(), geo_.pos.data(), rope, N, Hl, c, false);
     // window kv = rope(kv_norm(wkv a)) in rows [0, N) of kv_all
     A.kv_pre.resize(N * c);
     A.kv_rstd.resize(N);
     A.kv_all.resize((N + Nc) * c);
-    cpu::linear_fwd(A.kv_pre.data(), a, W.wkv, N, d, c);
-    cpu::rmsnorm_forward(A.kv_all.data(), A.kv_rstd.data(), A.kv_pre.data(), W.kv_norm, N, c, eps);
-    cpu::rope_forward(A.kv_all.data(), geo_.pos.data(), rope, N, 1, c, false);
+    kernels_.linear_fwd(A.kv_pre.data(), a, W.wkv, N, d, c, false);
+    kernels_.rmsnorm_forward(A.kv_all.data(), A.kv_rstd.data(), A.kv_pre.data(), W.kv_norm, N, c, eps);
+    kernels_.rope_forward(A.kv_all.data(), geo_.pos.data(), rope, N, 1, c, false);
     // compressed kv in rows [N, N + Nc)
     timer.next("fwd.attn.compress");
     if (m > 0) {
@@ -135,15 +134,15 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
         const int64_t coff = m == 4 ? 2 : 1;
         A.ckv.resize(N * coff * c);
         A.cg.resize(N * coff * c);
-        cpu::linear_fwd(A.ckv.data(), a, W.c_wkv, N, d, coff * c);
-        cpu::linear_fwd(A.cg.data(), a, W.c_wgate, N, d, coff * c);
+        kernels_.linear_fwd(A.ckv.data(), a, W.c_wkv, N, d, coff * c, false);
+        kernels_.linear_fwd(A.cg.data(), a, W.c_wgate, N, d, coff * c, false);
         A.cpool.resize(std::max<int64_t>(Nc, 1) * c);
         A.cpool_rstd.resize(std::max<int64_t>(Nc, 1));
-        cpu::compressor_forward(A.cpool.data(), A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
-                                cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
+        kernels_.compressor_forward(A.cpool.data(), A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
+                                    cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
         float* kvc = A.kv_all.data() + N * c;
-        cpu::rmsnorm_forward(kvc, A.cpool_rstd.data(), A.cpool.data(), W.c_norm, Nc, c, eps);
-        cpu::rope_forward(kvc, cl.entry_pos.data(), rope, Nc, 1, c, false);
+        kernels_.rmsnorm_forward(kvc, A.cpool_rstd.data(), A.cpool.data(), W.c_norm, Nc, c, eps);
+        kernels_.rope_forward(kvc, cl.entry_pos.data(), rope, Nc, 1, c, false);
     }
     timer.next("fwd.attn.indexer");
     if (m == 4) indexer_forward(A, W, ctx);
@@ -154,22 +153,22 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     // attention (the local heads)
     A.o.resize(N * Hl * c);
     A.P.resize(A.key_offset[N] * Hl);
-    cpu::attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink + h0, A.key_offset.data(),
-                           A.key_idx.data(), N, (int)Hl, c, 1.0 / std::sqrt((double)c));
+    kernels_.attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink + h0, A.key_offset.data(),
+                               A.key_idx.data(), N, (int)Hl, c, 1.0 / std::sqrt((double)c));
     // output: inverse rope, grouped projection (the local groups), wo_b
     timer.next("fwd.attn.out");
     float* orot = tmp(T_OROT, N * Hl * c);
     std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
-    cpu::rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
+    kernels_.rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
     A.u.resize(N * gl * dg);
-    cpu::grouped_linear_forward(A.u.data(), orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
+    kernels_.grouped_linear_forward(A.u.data(), orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
     if (!tp_) {
-        cpu::linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d);
+        kernels_.linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d, false);
     } else {
         // row-parallel: the local groups' columns of wo_b [d, g·dg] give a partial [N,d], summed over TP
         float* wob = tmp(T_WOB, d * gl * dg);
         tp_copy::cols(wob, W.wo_b, d, g * dg, g0 * dg, gl * dg);
-        cpu::linear_fwd(A.F1.data(), A.u.data(), wob, N, gl * dg, d);
+        kernels_.linear_fwd(A.F1.data(), A.u.data(), wob, N, gl * dg, d, false);
         tp_->all_reduce_sum(A.F1.data(), N * d);
     }
 
@@ -211,7 +210,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
         }
         // iscores becomes dL_idx/dscores (already divided by the number of queries), scaled by λ_idx
         float* dscores = tmp(T_DSCORES, A.iscores.size());
-        A.idx = cpu::indexer_loss(dscores, A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
+        A.idx = kernels_.indexer_loss(dscores, A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
         const float lam = (float)(ctx.opts->lambda_idx * ctx.opts->loss_scale);
 #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < (int64_t)A.iscores.size(); i++) A.iscores[i] = lam * dscores[i];
@@ -229,33 +228,33 @@ void dsv4_model::indexer_forward(block_acts& A, const block_weights& W, const la
     const float* a = A.a1.data();  // detached: the indexer loss never reaches the main graph
 
     A.iq.resize(N * HI * cI);
-    cpu::linear_fwd(A.iq.data(), A.qr.data(), W.i_wq_b, N, dc, HI * cI);
-    cpu::rope_forward(A.iq.data(), geo_.pos.data(), rope, N, HI, cI, false);
+    kernels_.linear_fwd(A.iq.data(), A.qr.data(), W.i_wq_b, N, dc, HI * cI, false);
+    kernels_.rope_forward(A.iq.data(), geo_.pos.data(), rope, N, HI, cI, false);
     A.ikv.resize(N * 2 * cI);
     A.ig.resize(N * 2 * cI);
-    cpu::linear_fwd(A.ikv.data(), a, W.i_wkv, N, d, 2 * cI);
-    cpu::linear_fwd(A.ig.data(), a, W.i_wgate, N, d, 2 * cI);
+    kernels_.linear_fwd(A.ikv.data(), a, W.i_wkv, N, d, 2 * cI, false);
+    kernels_.linear_fwd(A.ig.data(), a, W.i_wgate, N, d, 2 * cI, false);
     A.ipool.resize(std::max<int64_t>(Nc, 1) * cI);
     A.ipool_rstd.resize(std::max<int64_t>(Nc, 1));
     A.ik.resize(std::max<int64_t>(Nc, 1) * cI);
-    cpu::compressor_forward(A.ipool.data(), A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
-                            cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
-    cpu::rmsnorm_forward(A.ik.data(), A.ipool_rstd.data(), A.ipool.data(), W.i_norm, Nc, cI, eps);
-    cpu::rope_forward(A.ik.data(), cl.entry_pos.data(), rope, Nc, 1, cI, false);
+    kernels_.compressor_forward(A.ipool.data(), A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
+                                cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
+    kernels_.rmsnorm_forward(A.ik.data(), A.ipool_rstd.data(), A.ipool.data(), W.i_norm, Nc, cI, eps);
+    kernels_.rope_forward(A.ik.data(), cl.entry_pos.data(), rope, Nc, 1, cI, false);
     A.iw.resize(N * HI);
-    cpu::linear_fwd(A.iw.data(), a, W.i_wp, N, d, HI);
+    kernels_.linear_fwd(A.iw.data(), a, W.i_wp, N, d, HI, false);
     const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
     for (auto& v : A.iw) v *= wscale;
 
     A.ld = std::max<int64_t>(cl.max_entries, 1);
     A.kw = ctx.opts->dense_csa ? A.ld : std::max<int64_t>(std::min<int64_t>(cfg.index_topk, cl.max_entries), 1);
     A.iscores.assign(N * A.ld, 0.0f);
-    cpu::indexer_scores_forward(A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(), geo_.doc_of.data(),
-                                geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
+    kernels_.indexer_scores_forward(A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(), geo_.doc_of.data(),
+                                    geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
     A.sel.resize(N * A.kw);
     A.nsel.resize(N);
-    cpu::indexer_topk(A.sel.data(), A.nsel.data(), A.iscores.data(), geo_.pos.data(), N, 4, (int)A.kw, A.ld,
-                      ctx.opts->dense_csa);
+    kernels_.indexer_topk(A.sel.data(), A.nsel.data(), A.iscores.data(), geo_.pos.data(), N, 4, (int)A.kw, A.ld,
+                          ctx.opts->dense_csa);
 }
 
 // dy [N,d] assigned from dF [N,d]
@@ -273,63 +272,64 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     const int64_t h0 = hs.first, Hl = hs.count, g0 = gs.first, gl = gs.count, cg = H * c / g;
 
     // F = wo_b u ; u = grouped(wo_a, rope⁻¹(o))
-    section_timer timer(prof_, "bwd.attn.out");
+    section_timer timer(prof_, kernels_, "bwd.attn.out");
     float* du = tmp(T_DU, N * gl * dg);
     if (!tp_) {
-        cpu::linear_bwd_data(du, dF, W.wo_b, N, g * dg, d);
-        cpu::linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
+        kernels_.linear_bwd_data(du, dF, W.wo_b, N, g * dg, d, false);
+        kernels_.linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
     } else {
         // row-parallel wo_b: dF is whole on every rank; the local columns' gradient goes into their slice
         float* wob = tmp(T_WOB, d * gl * dg);
         tp_copy::cols(wob, W.wo_b, d, g * dg, g0 * dg, gl * dg);
-        cpu::linear_bwd_data(du, dF, wob, N, gl * dg, d);
+        kernels_.linear_bwd_data(du, dF, wob, N, gl * dg, d, false);
         float* dwob = tmp(T_DWOB, d * gl * dg);
         std::memset(dwob, 0, sizeof(float) * d * gl * dg);
-        cpu::linear_bwd_weight(dwob, dF, A.u.data(), N, gl * dg, d);
+        kernels_.linear_bwd_weight(dwob, dF, A.u.data(), N, gl * dg, d);
         tp_copy::add_cols(G.wo_b, dwob, d, g * dg, g0 * dg, gl * dg);
     }
     float* orot = tmp(T_OROT, N * Hl * c);
     std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
-    cpu::rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
+    kernels_.rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
     float* dO = tmp(T_DO, N * Hl * c);
-    cpu::grouped_linear_backward(dO, G.wo_a + g0 * dg * cg, du, orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
-    cpu::rope_forward(dO, geo_.pos.data(), rope, N, Hl, c, false);  // backward of the inverse rotation
+    kernels_.grouped_linear_backward(dO, G.wo_a + g0 * dg * cg, du, orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
+    kernels_.rope_forward(dO, geo_.pos.data(), rope, N, Hl, c, false);  // backward of the inverse rotation
 
     // attention core (the local heads; under TP dkv is this rank's part, summed over TP below)
     timer.next("bwd.attn.core");
     float* dq = tmp(T_DQ, N * Hl * c);
     float* dkv = tmp(T_DKV, (N + Nc) * c);
-    cpu::attention_backward(dq, dkv, G.sink + h0, dO, A.q.data(), A.kv_all.data(), W.sink + h0, A.o.data(), A.P.data(),
-                            A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)Hl, c, 1.0 / std::sqrt((double)c));
+    kernels_.attention_backward(dq, dkv, G.sink + h0, dO, A.q.data(), A.kv_all.data(), W.sink + h0, A.o.data(),
+                                A.P.data(), A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)Hl, c,
+                                1.0 / std::sqrt((double)c));
 
     // query path: rope⁻¹, per-head RMS, wq_b, q_norm, wq_a
     timer.next("bwd.attn.proj");
-    cpu::rope_forward(dq, geo_.pos.data(), rope, N, Hl, c, true);
+    kernels_.rope_forward(dq, geo_.pos.data(), rope, N, Hl, c, true);
     float* qhat = tmp(T_QHAT, N * Hl * c);
     std::memcpy(qhat, A.q.data(), sizeof(float) * N * Hl * c);
-    cpu::rope_forward(qhat, geo_.pos.data(), rope, N, Hl, c, true);
+    kernels_.rope_forward(qhat, geo_.pos.data(), rope, N, Hl, c, true);
     float* dqpre = tmp(T_DQPRE, N * Hl * c);
     rms_unweighted_backward_from_output(dqpre, dq, qhat, A.q_rstd.data(), N * Hl, c);
     float* dqr = tmp(T_DQR, N * dc);
-    cpu::linear_bwd_data(dqr, dqpre, W.wq_b + h0 * c * dc, N, dc, Hl * c);
-    cpu::linear_bwd_weight(G.wq_b + h0 * c * dc, dqpre, A.qr.data(), N, dc, Hl * c);
+    kernels_.linear_bwd_data(dqr, dqpre, W.wq_b + h0 * c * dc, N, dc, Hl * c, false);
+    kernels_.linear_bwd_weight(G.wq_b + h0 * c * dc, dqpre, A.qr.data(), N, dc, Hl * c);
     if (tp_) {
         // the replicated part (q_norm, wq_a, the shared KV head, compressor) continues from the sums over all heads
         tp_->all_reduce_sum(dqr, N * dc);
         tp_->all_reduce_sum(dkv, (N + Nc) * c);
     }
     float* dqa = tmp(T_DQA, N * dc);
-    cpu::rmsnorm_backward(dqa, G.q_norm, dqr, A.qa.data(), W.q_norm, A.qa_rstd.data(), N, dc);
+    kernels_.rmsnorm_backward(dqa, G.q_norm, dqr, A.qa.data(), W.q_norm, A.qa_rstd.data(), N, dc);
     float* da = tmp(T_DA, N * d);
-    cpu::linear_bwd_data(da, dqa, W.wq_a, N, d, dc);
-    cpu::linear_bwd_weight(G.wq_a, dqa, a, N, d, dc);
+    kernels_.linear_bwd_data(da, dqa, W.wq_a, N, d, dc, false);
+    kernels_.linear_bwd_weight(G.wq_a, dqa, a, N, d, dc);
 
     // window kv path
-    cpu::rope_forward(dkv, geo_.pos.data(), rope, N, 1, c, true);
+    kernels_.rope_forward(dkv, geo_.pos.data(), rope, N, 1, c, true);
     float* dkvpre = tmp(T_DKVPRE, N * c);
-    cpu::rmsnorm_backward(dkvpre, G.kv_norm, dkv, A.kv_pre.data(), W.kv_norm, A.kv_rstd.data(), N, c);
-    cpu::linear_bwd_data(da, dkvpre, W.wkv, N, d, c, true);
-    cpu::linear_bwd_weight(G.wkv, dkvpre, a, N, d, c);
+    kernels_.rmsnorm_backward(dkvpre, G.kv_norm, dkv, A.kv_pre.data(), W.kv_norm, A.kv_rstd.data(), N, c);
+    kernels_.linear_bwd_data(da, dkvpre, W.wkv, N, d, c, true);
+    kernels_.linear_bwd_weight(G.wkv, dkvpre, a, N, d, c);
 
     // compressed kv path
     timer.next("bwd.attn.compress");
@@ -337,24 +337,24 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
         const compressed_layout& cl = geo_.comp.at(m);
         const int64_t coff = m == 4 ? 2 : 1;
         float* dkvc = dkv + N * c;
-        cpu::rope_forward(dkvc, cl.entry_pos.data(), rope, Nc, 1, c, true);
+        kernels_.rope_forward(dkvc, cl.entry_pos.data(), rope, Nc, 1, c, true);
         float* dcp = tmp(T_DCP, std::max<int64_t>(Nc, 1) * c);
-        cpu::rmsnorm_backward(dcp, G.c_norm, dkvc, A.cpool.data(), W.c_norm, A.cpool_rstd.data(), Nc, c);
+        kernels_.rmsnorm_backward(dcp, G.c_norm, dkvc, A.cpool.data(), W.c_norm, A.cpool_rstd.data(), Nc, c);
         float* dckv = tmp(T_DCKV, N * coff * c);
         float* dcg = tmp(T_DCG, N * coff * c);
-        cpu::compressor_backward(dckv, dcg, G.c_ape, dcp, A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
-                                 cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
-        cpu::linear_bwd_data(da, dckv, W.c_wkv, N, d, coff * c, true);
-        cpu::linear_bwd_data(da, dcg, W.c_wgate, N, d, coff * c, true);
-        cpu::linear_bwd_weight(G.c_wkv, dckv, a, N, d, coff * c);
-        cpu::linear_bwd_weight(G.c_wgate, dcg, a, N, d, coff * c);
+        kernels_.compressor_backward(dckv, dcg, G.c_ape, dcp, A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
+                                     cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
+        kernels_.linear_bwd_data(da, dckv, W.c_wkv, N, d, coff * c, true);
+        kernels_.linear_bwd_data(da, dcg, W.c_wgate, N, d, coff * c, true);
+        kernels_.linear_bwd_weight(G.c_wkv, dckv, a, N, d, coff * c);
+        kernels_.linear_bwd_weight(G.c_wgate, dcg, a, N, d, coff * c);
     }
     timer.next("bwd.attn.indexer");
     if (m == 4 && ctx.opts->lambda_idx != 0.0) indexer_backward(A, W, G, ctx);
 
     // attn_norm
     timer.next("bwd.attn.proj");
-    cpu::rmsnorm_backward(dy, G.attn_norm, da, A.y1.data(), W.attn_norm, A.a1_rstd.data(), N, d);
+    kernels_.rmsnorm_backward(dy, G.attn_norm, da, A.y1.data(), W.attn_norm, A.a1_rstd.data(), N, d);
 }
 
 // Gradients of λ_idx·L_idx w.r.t. the indexer's own weights (its inputs are detached).
@@ -371,25 +371,26 @@ void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const b
     float* dik = tmp(T_DIK, std::max<int64_t>(Nc, 1) * cI);
     float* diw = tmp(T_DIW, N * HI);
     std::memset(dik, 0, sizeof(float) * std::max<int64_t>(Nc, 1) * cI);
-    cpu::indexer_scores_backward(diq, dik, diw, A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(),
-                                 geo_.doc_of.data(), geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
+    kernels_.indexer_scores_backward(diq, dik, diw, A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(),
+                                     geo_.doc_of.data(), geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4,
+                                     A.ld);
     // head weights: iw = wscale·(weights_proj a)
     const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
     for (int64_t i = 0; i < N * HI; i++) diw[i] *= wscale;
-    cpu::linear_bwd_weight(G.i_wp, diw, a, N, d, HI);
+    kernels_.linear_bwd_weight(G.i_wp, diw, a, N, d, HI);
     // queries
-    cpu::rope_forward(diq, geo_.pos.data(), rope, N, HI, cI, true);
-    cpu::linear_bwd_weight(G.i_wq_b, diq, A.qr.data(), N, dc, HI * cI);
+    kernels_.rope_forward(diq, geo_.pos.data(), rope, N, HI, cI, true);
+    kernels_.linear_bwd_weight(G.i_wq_b, diq, A.qr.data(), N, dc, HI * cI);
     // keys: rope⁻¹, norm, pooling, projections
-    cpu::rope_forward(dik, cl.entry_pos.data(), rope, Nc, 1, cI, true);
+    kernels_.rope_forward(dik, cl.entry_pos.data(), rope, Nc, 1, cI, true);
     float* dip = tmp(T_DIP, std::max<int64_t>(Nc, 1) * cI);
-    cpu::rmsnorm_backward(dip, G.i_norm, dik, A.ipool.data(), W.i_norm, A.ipool_rstd.data(), Nc, cI);
+    kernels_.rmsnorm_backward(dip, G.i_norm, dik, A.ipool.data(), W.i_norm, A.ipool_rstd.data(), Nc, cI);
     float* dikv = tmp(T_DIKV, N * 2 * cI);
     float* dig = tmp(T_DIG, N * 2 * cI);
-    cpu::compressor_backward(dikv, dig, G.i_ape, dip, A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
-                             cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
-    cpu::linear_bwd_weight(G.i_wkv, dikv, a, N, d, 2 * cI);
-    cpu::linear_bwd_weight(G.i_wgate, dig, a, N, d, 2 * cI);
+    kernels_.compressor_backward(dikv, dig, G.i_ape, dip, A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
+                                 cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
+    kernels_.linear_bwd_weight(G.i_wkv, dikv, a, N, d, 2 * cI);
+    kernels_.linear_bwd_weight(G.i_wgate, dig, a, N, d, 2 * cI);
 }
 
 }  // namespace trex

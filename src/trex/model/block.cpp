@@ -19,7 +19,7 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     const model_config& cfg = config();
     const mhc_dims md = mhc_dims_of(cfg);
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, rows = md.rows();
-    section_timer timer(prof_, "fwd.mhc");
+    section_timer timer(prof_, kernels_, "fwd.mhc");
     A.y1.resize(N * d);
     A.post1.resize(N * n);
     A.comb1.resize(N * n * n);
@@ -27,12 +27,12 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     A.rho1.resize(N);
     A.h_mid.resize(N * n * d);
     A.F1.resize(N * d);
-    cpu::hc_pre_forward(A.y1.data(), A.post1.data(), A.comb1.data(), A.mix1.data(), A.rho1.data(), h_in, W.hc_attn_fn,
-                        W.hc_attn_base, W.hc_attn_scale, N, md);
+    kernels_.hc_pre_forward(A.y1.data(), A.post1.data(), A.comb1.data(), A.mix1.data(), A.rho1.data(), h_in,
+                            W.hc_attn_fn, W.hc_attn_base, W.hc_attn_scale, N, md);
     timer.next(nullptr);
     attention_forward(A, W, ctx);
     timer.next("fwd.mhc");
-    cpu::hc_post_forward(A.h_mid.data(), A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
+    kernels_.hc_post_forward(A.h_mid.data(), A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
 
     A.y2.resize(N * d);
     A.post2.resize(N * n);
@@ -40,12 +40,12 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     A.mix2.resize(N * rows);
     A.rho2.resize(N);
     A.F2.resize(N * d);
-    cpu::hc_pre_forward(A.y2.data(), A.post2.data(), A.comb2.data(), A.mix2.data(), A.rho2.data(), A.h_mid.data(),
-                        W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, N, md);
+    kernels_.hc_pre_forward(A.y2.data(), A.post2.data(), A.comb2.data(), A.mix2.data(), A.rho2.data(), A.h_mid.data(),
+                            W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, N, md);
     timer.next(nullptr);
     moe_forward(A, W, ctx);
     timer.next("fwd.mhc");
-    cpu::hc_post_forward(h_out, A.F2.data(), A.h_mid.data(), A.post2.data(), A.comb2.data(), N, md);
+    kernels_.hc_post_forward(h_out, A.F2.data(), A.h_mid.data(), A.post2.data(), A.comb2.data(), N, md);
 }
 
 // dh_in assigned from dh_out; parameter gradients into G.
@@ -61,21 +61,22 @@ void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out
     float* dh_mid = tmp(4, N * n * d);
 
     // ffn unit (hc_post's residual gradient, comb2ᵀ·dh_out, is added inside hc_pre_backward: one pass less)
-    section_timer timer(prof_, "bwd.mhc");
-    cpu::hc_post_backward(dF, nullptr, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(),
-                          A.comb2.data(), N, md);
+    section_timer timer(prof_, kernels_, "bwd.mhc");
+    kernels_.hc_post_backward(dF, nullptr, dpost, dcomb, dh_out, A.F2.data(), A.h_mid.data(), A.post2.data(),
+                              A.comb2.data(), N, md);
     timer.next(nullptr);
     moe_backward(A, dy, dF, W, G, ctx);
     timer.next("bwd.mhc");
-    cpu::hc_pre_backward(dh_mid, G.hc_ffn_fn, G.hc_ffn_base, G.hc_ffn_scale, dy, dpost, dcomb, A.h_mid.data(),
-                         W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, A.mix2.data(), A.rho2.data(), N, md, dh_out);
+    kernels_.hc_pre_backward(dh_mid, G.hc_ffn_fn, G.hc_ffn_base, G.hc_ffn_scale, dy, dpost, dcomb, A.h_mid.data(),
+                             W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, A.mix2.data(), A.rho2.data(), N, md, dh_out);
     // attention unit
-    cpu::hc_post_backward(dF, nullptr, dpost, dcomb, dh_mid, A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
+    kernels_.hc_post_backward(dF, nullptr, dpost, dcomb, dh_mid, A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N,
+                              md);
     timer.next(nullptr);
     attention_backward(A, dy, dF, W, G, ctx);
     timer.next("bwd.mhc");
-    cpu::hc_pre_backward(dh_in, G.hc_attn_fn, G.hc_attn_base, G.hc_attn_scale, dy, dpost, dcomb, h_in, W.hc_attn_fn,
-                         W.hc_attn_base, W.hc_attn_scale, A.mix1.data(), A.rho1.data(), N, md, dh_mid);
+    kernels_.hc_pre_backward(dh_in, G.hc_attn_fn, G.hc_attn_base, G.hc_attn_scale, dy, dpost, dcomb, h_in, W.hc_attn_fn,
+                             W.hc_attn_base, W.hc_attn_scale, A.mix1.data(), A.rho1.data(), N, md, dh_mid);
 }
 
 }  // namespace trex

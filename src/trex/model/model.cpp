@@ -8,14 +8,13 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
-#include "trex/kernels/cpu/gemm.hpp"
 
 namespace trex {
 
-section_timer::section_timer(step_profile* p, const char* name) : p_(p), name_(name) {
+section_timer::section_timer(step_profile* p, const kernel_table& k, const char* name) : p_(p), k_(k), name_(name) {
     if (!p_) return;
     t0_ = now_seconds();
-    cpu::gemm_stats_section(name);  // (bench step attributes the GEMMs it counts to the open section)
+    k_.gemm_stats_section(name);  // (bench step attributes the GEMMs it counts to the open section)
 }
 
 section_timer::~section_timer() {
@@ -31,7 +30,7 @@ void section_timer::next(const char* name) {
     }
     name_ = name;
     t0_ = t;
-    cpu::gemm_stats_section(name);
+    k_.gemm_stats_section(name);
 }
 
 float* dsv4_model::tmp(int slot, size_t n) {
@@ -40,7 +39,7 @@ float* dsv4_model::tmp(int slot, size_t n) {
     return tmp_[slot].data();
 }
 
-dsv4_model::dsv4_model(const model_config& cfg) : params_(cfg) {
+dsv4_model::dsv4_model(const model_config& cfg, const kernel_table& kernels) : params_(cfg), kernels_(kernels) {
     const int nb = cfg.n_layers() + (cfg.has_mtp() ? 1 : 0);
     for (int l = 0; l < nb; l++) {
         wblocks_.push_back(bind_block(l, false));

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/kernel_table.hpp"
 #include "trex/model/geometry.hpp"
 #include "trex/model/params.hpp"
 #include "trex/model/tensor_parallel.hpp"
@@ -79,7 +79,8 @@ struct stage_range {
 // Adds the wall time of its scope to a profile section (does nothing when the profile is null).
 class section_timer {
    public:
-    section_timer(step_profile* p, const char* name);
+    // p == nullptr: no profiling (free); k: the backend whose GEMM accounting follows the open section
+    section_timer(step_profile* p, const kernel_table& k, const char* name);
     ~section_timer();
     void next(const char* name);  // closes the current section and opens `name` (nullptr: none)
     section_timer(const section_timer&) = delete;
@@ -87,6 +88,7 @@ class section_timer {
 
    private:
     step_profile* p_;
+    const kernel_table& k_;
     const char* name_;
     double t0_ = 0;
 };
@@ -123,7 +125,7 @@ struct block_acts {
     std::vector<float> a2, a2_rstd;        // [N,d], [N]
     std::vector<float> logits, s, weight;  // [N,E], [N,E], [N,K]
     std::vector<int32_t> sel_e;            // [N,K]
-    cpu::moe_state moe;
+    moe_routing moe;
     std::vector<float> sh13;  // [N, 2·Is] shared expert pre-activations (swiglu(sh13) is recomputed in backward)
     // losses of this block
     double bal = 0, idx = 0;
@@ -155,18 +157,18 @@ struct block_weights {
     std::vector<float*> w13, w2;                // routed experts: [2I, d] and [d, I] each
 };
 
-// The routed experts of a MoE layer computed by someone else: expert parallelism (src/trex/parallel/expert_parallel.hpp)
-// sends the tokens to the ranks holding their experts. Same contract as cpu::moe_experts_forward/backward (y, dx and
-// dweight assigned, dw13/dw2 accumulated); `overlap` is independent work the dispatcher may run while tokens travel
-// (the shared expert), and it must run it exactly once.
+// The routed experts of a MoE layer computed by someone else: expert parallelism
+// (src/trex/parallel/expert_parallel.hpp) sends the tokens to the ranks holding their experts. Same contract as the
+// kernel table's moe_experts_forward/backward (y, dx and dweight assigned, dw13/dw2 accumulated); `overlap` is
+// independent work the dispatcher may run while tokens travel (the shared expert), and it must run it exactly once.
 class expert_dispatcher {
    public:
     virtual ~expert_dispatcher() = default;
-    virtual void forward(int layer, float* y, cpu::moe_state& st, const float* x, const int32_t* sel,
-                         const float* weight, const float* const* w13, const float* const* w2, int64_t N, int64_t d,
-                         int E, int K, int64_t I, double limit, const std::function<void()>& overlap) = 0;
+    virtual void forward(int layer, float* y, moe_routing& st, const float* x, const int32_t* sel, const float* weight,
+                         const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I,
+                         double limit, const std::function<void()>& overlap) = 0;
     virtual void backward(int layer, float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
-                          const cpu::moe_state& st, const float* x, const float* weight, const float* const* w13,
+                          const moe_routing& st, const float* x, const float* weight, const float* const* w13,
                           const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
                           const std::function<void()>& overlap) = 0;
     // Pipeline parallelism keeps several micro-batches in flight: what the dispatcher keeps from a layer's forward
@@ -198,7 +200,8 @@ struct forward_state {
 
 class dsv4_model {
    public:
-    explicit dsv4_model(const model_config& cfg);
+    // kernels: the backend every kernel call of the model goes through (kernel_table.hpp)
+    explicit dsv4_model(const model_config& cfg, const kernel_table& kernels = cpu_kernels());
 
     param_store& params() { return params_; }
     // Routed experts through a dispatcher (expert parallelism); nullptr = every expert computed here.
@@ -305,6 +308,7 @@ class dsv4_model {
     std::vector<int32_t> hash_sel_;  // [N,K] tid2eid rows of the step's tokens
     step_profile* prof_ = nullptr;   // &profile_ while profiling (step_options::profile)
     step_profile profile_;           // sections of the running step (cleared by a first-stage forward)
+    const kernel_table& kernels_;
     expert_dispatcher* dispatcher_ = nullptr;
     tensor_parallel* tp_ = nullptr;
     // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).

@@ -2,7 +2,6 @@
 // sequence-wise balance loss.
 #include <cstring>
 
-#include "trex/kernels/cpu/gemm.hpp"
 #include "trex/model/model.hpp"
 
 namespace trex {
@@ -90,10 +89,10 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     const float* const* w13 = split_experts ? tw.w13.data() : W.w13.data();
     const float* const* w2 = split_experts ? tw.w2.data() : W.w2.data();
 
-    section_timer timer(prof_, "fwd.moe.router");
+    section_timer timer(prof_, kernels_, "fwd.moe.router");
     A.a2.resize(N * d);
     A.a2_rstd.resize(N);
-    cpu::rmsnorm_forward(A.a2.data(), A.a2_rstd.data(), A.y2.data(), W.ffn_norm, N, d, eps);
+    kernels_.rmsnorm_forward(A.a2.data(), A.a2_rstd.data(), A.y2.data(), W.ffn_norm, N, d, eps);
     const float* a = A.a2.data();
 
     // router
@@ -101,7 +100,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     A.s.resize(N * E);
     A.weight.resize(N * K);
     A.sel_e.resize(N * K);
-    cpu::linear_fwd(A.logits.data(), a, W.gate, N, d, E);
+    kernels_.linear_fwd(A.logits.data(), a, W.gate, N, d, E, false);
     const int32_t* hash_sel = nullptr;
     if (W.hash) {
         hash_sel_.resize(N * K);
@@ -110,16 +109,16 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
                         K * sizeof(int32_t));
         hash_sel = hash_sel_.data();
     }
-    cpu::router_forward(A.sel_e.data(), A.weight.data(), A.s.data(), A.logits.data(), W.hash ? nullptr : W.gate_bias,
-                        hash_sel, N, (int)E, (int)K, cfg.routed_scaling_factor);
+    kernels_.router_forward(A.sel_e.data(), A.weight.data(), A.s.data(), A.logits.data(),
+                            W.hash ? nullptr : W.gate_bias, hash_sel, N, (int)E, (int)K, cfg.routed_scaling_factor);
 
     // routed experts, then the shared expert added on top (with a dispatcher, its first half runs while the tokens
     // travel: same arithmetic, same order of the sums)
     A.sh13.resize(N * 2 * Isl);
     float* sh_h = tmp(T_SHH, N * Isl);  // swiglu of the shared expert, recomputed in backward
     auto shared_up = [&] {
-        cpu::linear_fwd(A.sh13.data(), a, sh_w13, N, d, 2 * Isl);
-        cpu::swiglu_forward(sh_h, A.sh13.data(), N, Isl, limit);
+        kernels_.linear_fwd(A.sh13.data(), a, sh_w13, N, d, 2 * Isl, false);
+        kernels_.swiglu_forward(sh_h, A.sh13.data(), N, Isl, limit, nullptr);
     };
     timer.next("fwd.moe.experts");
     if (dispatcher_) {
@@ -133,20 +132,20 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
         }
         timer.next("fwd.moe.shared");
     } else {
-        cpu::moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), w13, w2, N, d, (int)E, (int)K,
-                                 Il, limit);
+        kernels_.moe_experts_forward(A.F2.data(), A.moe, a, A.sel_e.data(), A.weight.data(), w13, w2, N, d, (int)E,
+                                     (int)K, Il, limit);
         timer.next("fwd.moe.shared");
         shared_up();
     }
-    cpu::linear_fwd(A.F2.data(), sh_h, sh_w2, N, Isl, d, true);
+    kernels_.linear_fwd(A.F2.data(), sh_h, sh_w2, N, Isl, d, true);
     if (tp_) tp_->all_reduce_sum(A.F2.data(), N * d);  // routed + shared partial outputs of the local slices / tokens
 
     // balance loss (score-routed layers only) and the expert load of this step
     timer.next("fwd.moe.router");
     A.bal = 0.0;
     if (!W.hash && ctx.opts->alpha_bal != 0.0)
-        A.bal = cpu::balance_loss_forward(A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
-                                          ctx.opts->alpha_bal);
+        A.bal = kernels_.balance_loss_forward(A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
+                                              ctx.opts->alpha_bal);
     A.load.assign(E, 0);
     for (int64_t i = 0; i < N * K; i++) A.load[A.sel_e[i]]++;
 }
@@ -178,19 +177,19 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     float* const* gw2 = split_experts ? tg.w2.data() : G.w2.data();
 
     // shared expert (with a dispatcher: while the routed experts' gradients travel)
-    section_timer timer(prof_, "bwd.moe.shared");
+    section_timer timer(prof_, kernels_, "bwd.moe.shared");
     float* dhs = tmp(T_DHS, N * Isl);
     float* dsh13 = tmp(T_DSH13, N * 2 * Isl);
     float* dxr = tmp(T_DXR, N * d);
     float* dw = tmp(T_DW, N * K);
     auto shared = [&] {
         float* hs = tmp(T_SHH, N * Isl);
-        cpu::swiglu_forward(hs, A.sh13.data(), N, Isl, limit);
-        cpu::linear_bwd_data(dhs, dF, sh_w2, N, Isl, d);
-        cpu::linear_bwd_weight(gsh_w2, dF, hs, N, Isl, d);
-        cpu::swiglu_backward(dsh13, dhs, A.sh13.data(), N, Isl, limit);
-        cpu::linear_bwd_data(da, dsh13, sh_w13, N, d, 2 * Isl);
-        cpu::linear_bwd_weight(gsh_w13, dsh13, a, N, d, 2 * Isl);
+        kernels_.swiglu_forward(hs, A.sh13.data(), N, Isl, limit, nullptr);
+        kernels_.linear_bwd_data(dhs, dF, sh_w2, N, Isl, d, false);
+        kernels_.linear_bwd_weight(gsh_w2, dF, hs, N, Isl, d);
+        kernels_.swiglu_backward(dsh13, dhs, A.sh13.data(), N, Isl, limit);
+        kernels_.linear_bwd_data(da, dsh13, sh_w13, N, d, 2 * Isl, false);
+        kernels_.linear_bwd_weight(gsh_w13, dsh13, a, N, d, 2 * Isl);
     };
     if (dispatcher_) {
         timer.next("bwd.moe.experts");
@@ -205,8 +204,8 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
         shared();
         // routed experts
         timer.next("bwd.moe.experts");
-        cpu::moe_experts_backward(dxr, dw, gw13, gw2, dF, A.moe, a, A.weight.data(), w13, w2, N, d, (int)E, (int)K, Il,
-                                  limit);
+        kernels_.moe_experts_backward(dxr, dw, gw13, gw2, dF, A.moe, a, A.weight.data(), w13, w2, N, d, (int)E, (int)K,
+                                      Il, limit);
     }
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < N * d; i++) da[i] += dxr[i];
@@ -223,17 +222,17 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     if (!W.hash && ctx.opts->alpha_bal != 0.0) {
         ds = tmp(T_DS, N * E);
         std::memset(ds, 0, sizeof(float) * N * E);
-        cpu::balance_loss_backward(ds, A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
-                                   ctx.opts->alpha_bal * ctx.opts->loss_scale);
+        kernels_.balance_loss_backward(ds, A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
+                                       ctx.opts->alpha_bal * ctx.opts->loss_scale);
     }
     float* dlog = tmp(T_DLOG, N * E);
-    cpu::router_backward(dlog, dw, ds, A.logits.data(), A.s.data(), A.sel_e.data(), A.weight.data(), N, (int)E, (int)K,
-                         cfg.routed_scaling_factor);
-    cpu::linear_bwd_data(da, dlog, W.gate, N, d, E, true);
-    cpu::linear_bwd_weight(G.gate, dlog, a, N, d, E);
+    kernels_.router_backward(dlog, dw, ds, A.logits.data(), A.s.data(), A.sel_e.data(), A.weight.data(), N, (int)E,
+                             (int)K, cfg.routed_scaling_factor);
+    kernels_.linear_bwd_data(da, dlog, W.gate, N, d, E, true);
+    kernels_.linear_bwd_weight(G.gate, dlog, a, N, d, E);
 
     // ffn_norm
-    cpu::rmsnorm_backward(dy, G.ffn_norm, da, A.y2.data(), W.ffn_norm, A.a2_rstd.data(), N, d);
+    kernels_.rmsnorm_backward(dy, G.ffn_norm, da, A.y2.data(), W.ffn_norm, A.a2_rstd.data(), N, d);
 }
 
 }  // namespace trex

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "trex/base/error.hpp"
-#include "trex/kernels/cpu/gemm.hpp"
 #include "trex/model/model.hpp"
 
 namespace trex {
@@ -118,9 +117,9 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
 
     // ---- forward: embedding broadcast to the n streams (first stage), or the previous stage's state
     if (r.first == 0) {
-        section_timer timer(prof_, "fwd.embed");
+        section_timer timer(prof_, kernels_, "fwd.embed");
         float* e = tmp(T_E, N * d);
-        cpu::embedding_forward(e, batch.input_ids, params_.w("embed.weight"), N, d);
+        kernels_.embedding_forward(e, batch.input_ids, params_.w("embed.weight"), N, d);
         float* h0 = H(0);
 #pragma omp parallel for schedule(static)
         for (int64_t t = 0; t < N; t++)
@@ -158,15 +157,15 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     const mhc_dims md = mhc_dims_of(cfg);
     const double eps = cfg.rms_norm_eps;
     head_acts& K = head_;
-    section_timer timer(prof_, "fwd.head");
+    section_timer timer(prof_, kernels_, "fwd.head");
     float* x = sized(K.x, N * d);
     float* xn = sized(K.xn, N * d);
     float* xrstd = sized(K.xrstd, N);
     float* hmix = sized(K.hmix, N * n);
     float* hrho = sized(K.hrho, N);
-    cpu::hc_head_forward(x, hmix, hrho, h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"),
-                         params_.w("hc_head_scale"), N, md);
-    cpu::rmsnorm_forward(xn, xrstd, x, params_.w("norm.weight"), N, d, eps);
+    kernels_.hc_head_forward(x, hmix, hrho, h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"),
+                             params_.w("hc_head_scale"), N, md);
+    kernels_.rmsnorm_forward(xn, xrstd, x, params_.w("norm.weight"), N, d, eps);
     timer.next(nullptr);  // vocab_head times its own sections
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
@@ -186,18 +185,18 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     timer.next("fwd.mtp_in");
     const std::string p = "mtp.0.";
     float* e2 = tmp(T_E, N * d);
-    cpu::embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
+    kernels_.embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
     float* en = sized(K.en, N * d);
     float* erstd = sized(K.erstd, N);
-    cpu::rmsnorm_forward(en, erstd, e2, params_.w(p + "enorm.weight"), N, d, eps);
+    kernels_.rmsnorm_forward(en, erstd, e2, params_.w(p + "enorm.weight"), N, d, eps);
     float* hn = sized(K.hn, N * nd);
     float* hrstd = sized(K.hrstd, N * n);
-    cpu::rmsnorm_forward(hn, hrstd, h_last, params_.w(p + "hnorm.weight"), N * n, d, eps);
+    kernels_.rmsnorm_forward(hn, hrstd, h_last, params_.w(p + "hnorm.weight"), N * n, d, eps);
     std::vector<float>& z = mtp_in_;
     z.resize((size_t)N * nd);
-    cpu::linear_fwd(z.data(), hn, params_.w(p + "h_proj.weight"), N * n, d, d);
+    kernels_.linear_fwd(z.data(), hn, params_.w(p + "h_proj.weight"), N * n, d, d, false);
     float* ep = tmp(T_EP, N * d);
-    cpu::linear_fwd(ep, en, params_.w(p + "e_proj.weight"), N, d, d);
+    kernels_.linear_fwd(ep, en, params_.w(p + "e_proj.weight"), N, d, d, false);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++)
         for (int64_t j = 0; j < n; j++) {
@@ -222,9 +221,9 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     float* x2rstd = sized(K.x2rstd, N);
     float* h2mix = sized(K.h2mix, N * n);
     float* h2rho = sized(K.h2rho, N);
-    cpu::hc_head_forward(x2, h2mix, h2rho, h_mtp, params_.w(p + "hc_head_fn"), params_.w(p + "hc_head_base"),
-                         params_.w(p + "hc_head_scale"), N, md);
-    cpu::rmsnorm_forward(xn2, x2rstd, x2, params_.w(p + "norm.weight"), N, d, eps);
+    kernels_.hc_head_forward(x2, h2mix, h2rho, h_mtp, params_.w(p + "hc_head_fn"), params_.w(p + "hc_head_base"),
+                             params_.w(p + "hc_head_scale"), N, md);
+    kernels_.rmsnorm_forward(xn2, x2rstd, x2, params_.w(p + "norm.weight"), N, d, eps);
     timer.next(nullptr);
     int64_t n_mtp = 0;
     for (int64_t t = 0; batch.mtp_labels && t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
@@ -237,8 +236,8 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
 
 void dsv4_model::add_head_grad(const head_grad_t& hg) {
     if (!hg.used) return;
-    section_timer timer(prof_, "bwd.head");
-    cpu::add_transposed(params_.g("head.weight"), hg.gT, config().vocab_size, config().hidden_size);
+    section_timer timer(prof_, kernels_, "bwd.head");
+    kernels_.add_transposed(params_.g("head.weight"), hg.gT, config().vocab_size, config().hidden_size);
 }
 
 // logits = xn·headᵀ [N,V], the summed cross-entropy against labels (−1: no loss; labels == nullptr: none at all),
@@ -259,8 +258,8 @@ double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, con
     *n_valid = 0;
     for (int64_t t0 = 0; t0 < N; t0 += chunk) {
         const int64_t ct = std::min(chunk, N - t0);
-        section_timer timer(prof_, "fwd.head");
-        cpu::linear_fwd(lg, xn + t0 * d, head, ct, d, V);
+        section_timer timer(prof_, kernels_, "fwd.head");
+        kernels_.linear_fwd(lg, xn + t0 * d, head, ct, d, V, false);
         if (logits_out) std::memcpy(logits_out->data() + t0 * V, lg, sizeof(float) * ct * V);
         if (!labels) {  // no loss: a zero gradient
             if (opts.backward) std::memset(dxn + t0 * d, 0, sizeof(float) * ct * d);
@@ -268,13 +267,13 @@ double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, con
         }
         timer.next("fwd.cross_entropy");
         int64_t nv = 0;
-        sum += cpu::cross_entropy_fused(lg, &nv, labels + t0, ct, V, scale);
+        sum += kernels_.cross_entropy_fused(lg, &nv, labels + t0, ct, V, scale);
         *n_valid += nv;
         if (!opts.backward) continue;
         timer.next("bwd.head");
-        cpu::linear_bwd_data(dxn + t0 * d, lg, head, ct, d, V);
+        kernels_.linear_bwd_data(dxn + t0 * d, lg, head, ct, d, V, false);
         // head.weightᵀ's gradient [d,V] (+)= xnᵀ·dlogits
-        cpu::gemm(true, false, d, V, ct, 1.0f, xn + t0 * d, d, lg, V, hg.used ? 1.0f : 0.0f, hg.gT, V);
+        kernels_.gemm(true, false, d, V, ct, 1.0f, xn + t0 * d, d, lg, V, hg.used ? 1.0f : 0.0f, hg.gT, V);
         hg.used = true;
     }
     return sum;
@@ -290,26 +289,26 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     const int64_t nd = n * d;
     const mhc_dims md = mhc_dims_of(cfg);
     head_acts& K = head_;
-    section_timer timer(prof_, "bwd.head");
+    section_timer timer(prof_, kernels_, "bwd.head");
     {
         float* dx = tmp(T_DX, N * d);
-        cpu::rmsnorm_backward(dx, params_.g("norm.weight"), K.dxn.data(), K.x.data(), params_.w("norm.weight"),
-                              K.xrstd.data(), N, d);
-        cpu::hc_head_backward(dh, params_.g("hc_head_fn"), params_.g("hc_head_base"), params_.g("hc_head_scale"), dx,
-                              h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"), params_.w("hc_head_scale"),
-                              K.hmix.data(), K.hrho.data(), N, md);
+        kernels_.rmsnorm_backward(dx, params_.g("norm.weight"), K.dxn.data(), K.x.data(), params_.w("norm.weight"),
+                                  K.xrstd.data(), N, d);
+        kernels_.hc_head_backward(dh, params_.g("hc_head_fn"), params_.g("hc_head_base"), params_.g("hc_head_scale"),
+                                  dx, h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"),
+                                  params_.w("hc_head_scale"), K.hmix.data(), K.hrho.data(), N, md);
     }
     if (!mtp) return;
     const std::string p = "mtp.0.";
     float* h_mtp = h_last + N * nd;
     float* dx2 = tmp(T_DX2, N * d);
-    cpu::rmsnorm_backward(dx2, params_.g(p + "norm.weight"), K.dxn2.data(), K.x2.data(), params_.w(p + "norm.weight"),
-                          K.x2rstd.data(), N, d);
+    kernels_.rmsnorm_backward(dx2, params_.g(p + "norm.weight"), K.dxn2.data(), K.x2.data(),
+                              params_.w(p + "norm.weight"), K.x2rstd.data(), N, d);
     float* dz_out = tmp(T_DZOUT, N * nd);
-    cpu::hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),
-                          params_.g(p + "hc_head_scale"), dx2, h_mtp, params_.w(p + "hc_head_fn"),
-                          params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(), K.h2rho.data(),
-                          N, md);
+    kernels_.hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),
+                              params_.g(p + "hc_head_scale"), dx2, h_mtp, params_.w(p + "hc_head_fn"),
+                              params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(),
+                              K.h2rho.data(), N, md);
     float* dz = tmp(T_DZ, N * nd);
     block_acts& A = opts.recompute ? acts_[0] : acts_.back();
     layer_ctx c;
@@ -325,20 +324,20 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     timer.next("bwd.mtp_in");
     // z = h_proj(hn) (per stream) + e_proj(en) (broadcast)
     float* dhn = tmp(T_DHN, N * nd);
-    cpu::linear_bwd_data(dhn, dz, params_.w(p + "h_proj.weight"), N * n, d, d);
-    cpu::linear_bwd_weight(params_.g(p + "h_proj.weight"), dz, K.hn.data(), N * n, d, d);
+    kernels_.linear_bwd_data(dhn, dz, params_.w(p + "h_proj.weight"), N * n, d, d, false);
+    kernels_.linear_bwd_weight(params_.g(p + "h_proj.weight"), dz, K.hn.data(), N * n, d, d);
     float* dep = tmp(T_DEP, N * d);
     sum_streams(dep, dz, N, n, d);
     float* den = tmp(T_DEN, N * d);
-    cpu::linear_bwd_data(den, dep, params_.w(p + "e_proj.weight"), N, d, d);
-    cpu::linear_bwd_weight(params_.g(p + "e_proj.weight"), dep, K.en.data(), N, d, d);
+    kernels_.linear_bwd_data(den, dep, params_.w(p + "e_proj.weight"), N, d, d, false);
+    kernels_.linear_bwd_weight(params_.g(p + "e_proj.weight"), dep, K.en.data(), N, d, d);
     float* e2 = tmp(T_E, N * d);
-    cpu::embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
-    cpu::rmsnorm_backward(de_mtp, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"), K.erstd.data(),
-                          N, d);
+    kernels_.embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
+    kernels_.rmsnorm_backward(de_mtp, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"),
+                              K.erstd.data(), N, d);
     float* dh_extra = tmp(T_DHX, N * nd);
-    cpu::rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, h_last, params_.w(p + "hnorm.weight"),
-                          K.hrstd.data(), N * n, d);
+    kernels_.rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, h_last, params_.w(p + "hnorm.weight"),
+                              K.hrstd.data(), N * n, d);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < N * nd; i++) dh[i] += dh_extra[i];
 }
@@ -365,7 +364,7 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
         head_backward(dh, batch, opts, H(L), de_mtp_buf);
     else
         std::memcpy(dh, dh_out, sizeof(float) * N * nd);
-    section_timer timer(prof_, nullptr);
+    section_timer timer(prof_, kernels_, nullptr);
     float* dh_prev = tmp(T_DHPREV, N * nd);
     for (int l = r.last - 1; l >= r.first; l--) {
         layer_ctx c;
@@ -389,10 +388,10 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
     // streams, which are copies of e
     timer.next("bwd.embed");
     float* gembed = params_.g("embed.weight");
-    if (mtp && de_mtp_buf) cpu::embedding_backward(gembed, de_mtp_buf, batch.mtp_input_ids, N, d, V);
+    if (mtp && de_mtp_buf) kernels_.embedding_backward(gembed, de_mtp_buf, batch.mtp_input_ids, N, d, V);
     float* de = tmp(T_DE, N * d);
     sum_streams(de, dh, N, n, d);
-    cpu::embedding_backward(gembed, de, batch.input_ids, N, d, V);
+    kernels_.embedding_backward(gembed, de, batch.input_ids, N, d, V);
 }
 
 }  // namespace trex

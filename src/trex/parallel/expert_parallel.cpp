@@ -7,8 +7,6 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
-#include "trex/kernels/cpu/gemm.hpp"
-#include "trex/kernels/cpu/ops.hpp"
 
 namespace trex::parallel {
 
@@ -81,8 +79,8 @@ handle start_combine(communicator& ep, const ep_route& route, const float* rows,
     return ep.all_to_all_v_async(rows, sc, displs(sc), out, rc, displs(rc), dtype::f32);
 }
 
-expert_parallel::expert_parallel(communicator& ep, const model_config& cfg, bool overlap)
-    : ep_(ep), experts_per_rank_(cfg.n_routed_experts / ep.size()), overlap_(overlap) {
+expert_parallel::expert_parallel(communicator& ep, const model_config& cfg, bool overlap, const kernel_table& kernels)
+    : kernels_(kernels), ep_(ep), experts_per_rank_(cfg.n_routed_experts / ep.size()), overlap_(overlap) {
     TREX_CHECK(cfg.n_routed_experts % ep.size() == 0, "--ep {} does not divide the model's {} routed experts",
                ep.size(), cfg.n_routed_experts);
 }
@@ -145,13 +143,13 @@ int64_t expert_parallel::self_rows(const ep_route& route, int j) const {
 // with the gradients: the self rows' expert backward during the dispatch, the shared expert's backward during the
 // combine. Every (expert, source) block keeps the GEMM shapes one process uses, and weight gradients are still added
 // in source order, so the results do not depend on the overlap.
-void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const float* x, const int32_t* sel,
+void expert_parallel::forward(int layer, float* y, moe_routing& st, const float* x, const int32_t* sel,
                               const float* weight, const float* const* w13, const float* const* w2, int64_t N,
                               int64_t d, int E, int K, int64_t I, double limit, const std::function<void()>& overlap) {
     (void)E;
     const int64_t NK = N * K, width = d + 1;
     const int P = experts_per_rank_, first = ep_.rank() * P, me = ep_.rank();
-    cpu::moe_build_permutation(st, sel, N, E, K);
+    kernels_.moe_build_permutation(st, sel, N, E, K);
     layer_state& L = layers_[{slot_, layer}];
     L.route = route_of(st.expert_offset, ep_.size(), P);
     // dispatch: expert-sorted rows of x with their routing weight in the last column
@@ -164,13 +162,13 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
     }
     // one (expert, source) block: a13 = x·w13ᵀ, h = swiglu(a13), out = (w·h)·w2ᵀ, rows contiguous
     auto expert_block = [&](int j, int64_t n, const float* xb, const float* wb, float* a13, float* h, float* out) {
-        cpu::linear_fwd(a13, xb, w13[first + j], n, d, 2 * I);
-        cpu::swiglu_forward(h, a13, n, I, limit);
+        kernels_.linear_fwd(a13, xb, w13[first + j], n, d, 2 * I, false);
+        kernels_.swiglu_forward(h, a13, n, I, limit, nullptr);
         std::vector<float> hw(n * I);
 #pragma omp parallel for schedule(static)
         for (int64_t m = 0; m < n; m++)
             for (int64_t i = 0; i < I; i++) hw[m * I + i] = wb[m] * h[m * I + i];
-        cpu::linear_fwd(out, hw.data(), w2[first + j], n, I, d);
+        kernels_.linear_fwd(out, hw.data(), w2[first + j], n, I, d, false);
     };
     // the self rows, computed while the others travel (into their own buffers: the layout is known only later)
     std::vector<int64_t> self0(P + 1, 0);
@@ -250,11 +248,11 @@ void expert_parallel::forward(int layer, float* y, cpu::moe_state& st, const flo
     handle none;
     if (overlap_) run_overlapped(c, overlap, nullptr, none);
     wait(c);
-    cpu::moe_combine_rows(y, yp.data(), st, N, d, K);
+    kernels_.moe_combine_rows(y, yp.data(), st, N, d, K);
 }
 
 void expert_parallel::backward(int layer, float* dx, float* dweight, float* const* dw13, float* const* dw2,
-                               const float* dy, const cpu::moe_state& st, const float* x, const float* weight,
+                               const float* dy, const moe_routing& st, const float* x, const float* weight,
                                const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K,
                                int64_t I, double limit, const std::function<void()>& overlap) {
     (void)x, (void)weight, (void)E;
@@ -267,7 +265,7 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     TREX_ASSERT(L.route.sent() == NK);
     // the backward of combine is a dispatch of the output gradients along the same route
     send_.resize(NK * d);
-    cpu::moe_gather_rows(send_.data(), dy, st, d, K);
+    kernels_.moe_gather_rows(send_.data(), dy, st, d, K);
     recv_.resize(M * d);
     std::vector<float> dyp(M * d), dh(M * I), da13(M * 2 * I), dxp(M * d), dwt(M);
     const auto blocks = source_blocks(L);
@@ -276,7 +274,8 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
     for (int e = 0; e < me * P; e++) recv_self0 += L.route.recv_rows[e];
     const int64_t send_self0 = self_row(L.route, 0);
     // per block, everything but the weight gradients: dh = dyp·w2, dweight = dh·h, dh ← w·dh, dyp ← w·dyp,
-    // da13 = swiglu'(dh), dxp = da13·w13 (as cpu::moe_experts_backward); self blocks read their rows from send_
+    // da13 = swiglu'(dh), dxp = da13·w13 (as the kernel table's moe_experts_backward); self blocks read their rows from
+    // send_
     auto block_data = [&](const block& b) {
         const float* src = b.q == me ? send_.data() : recv_.data();
         for (int64_t k = 0; k < b.n; k++) {
@@ -284,20 +283,21 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
             const int64_t row = b.q == me ? send_self0 + (L.to_recv[m] - recv_self0) : L.to_recv[m];
             std::memcpy(dyp.data() + m * d, src + row * d, d * sizeof(float));
         }
-        cpu::linear_bwd_data(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, w2[first + b.j], b.n, I, d);
-        cpu::moe_route_weight_backward(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, dwt.data() + b.r0,
-                                       L.h.data() + b.r0 * I, L.w.data() + b.r0, nullptr, b.n, I, d);
-        cpu::swiglu_backward(da13.data() + b.r0 * 2 * I, dh.data() + b.r0 * I, L.a13.data() + b.r0 * 2 * I, b.n, I,
-                             limit);
-        cpu::linear_bwd_data(dxp.data() + b.r0 * d, da13.data() + b.r0 * 2 * I, w13[first + b.j], b.n, d, 2 * I);
+        kernels_.linear_bwd_data(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, w2[first + b.j], b.n, I, d, false);
+        kernels_.moe_route_weight_backward(dh.data() + b.r0 * I, dyp.data() + b.r0 * d, dwt.data() + b.r0,
+                                           L.h.data() + b.r0 * I, L.w.data() + b.r0, nullptr, b.n, I, d);
+        kernels_.swiglu_backward(da13.data() + b.r0 * 2 * I, dh.data() + b.r0 * I, L.a13.data() + b.r0 * 2 * I, b.n, I,
+                                 limit);
+        kernels_.linear_bwd_data(dxp.data() + b.r0 * d, da13.data() + b.r0 * 2 * I, w13[first + b.j], b.n, d, 2 * I,
+                                 false);
     };
     // the self blocks' weight gradients, kept apart until their turn in source order
     std::vector<std::vector<float>> s2(P), s13(P);
     auto self_weight_grads = [&](const block& b) {
         s2[b.j].assign((size_t)d * I, 0.0f);
         s13[b.j].assign((size_t)2 * I * d, 0.0f);
-        cpu::linear_bwd_weight(s2[b.j].data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
-        cpu::linear_bwd_weight(s13[b.j].data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
+        kernels_.linear_bwd_weight(s2[b.j].data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
+        kernels_.linear_bwd_weight(s13[b.j].data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
     };
     auto self_work = [&] {
         for (const block& b : blocks)
@@ -327,15 +327,15 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
             a2 = s2[b.j].data();
             a13 = s13[b.j].data();
         } else if (!started[b.j]) {
-            cpu::linear_bwd_weight(g2, dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
-            cpu::linear_bwd_weight(g13, da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
+            kernels_.linear_bwd_weight(g2, dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
+            kernels_.linear_bwd_weight(g13, da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
             started[b.j] = true;
             continue;
         } else {
             std::fill(t2.begin(), t2.end(), 0.0f);
             std::fill(t13.begin(), t13.end(), 0.0f);
-            cpu::linear_bwd_weight(t2.data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
-            cpu::linear_bwd_weight(t13.data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
+            kernels_.linear_bwd_weight(t2.data(), dyp.data() + b.r0 * d, L.h.data() + b.r0 * I, b.n, I, d);
+            kernels_.linear_bwd_weight(t13.data(), da13.data() + b.r0 * 2 * I, L.x.data() + b.r0 * d, b.n, d, 2 * I);
         }
         // g += a (the first block of an expert: g is zero, so g = a exactly as if computed into g)
         for (size_t i = 0; i < t2.size(); i++) g2[i] += a2[i];
@@ -359,7 +359,7 @@ void expert_parallel::backward(int layer, float* dx, float* dweight, float* cons
         std::memcpy(rows.data() + r * d, got.data() + r * width, d * sizeof(float));
         dweight[st.row_slot[r]] = got[r * width + d];
     }
-    cpu::moe_combine_rows(dx, rows.data(), st, N, d, K);
+    kernels_.moe_combine_rows(dx, rows.data(), st, N, d, K);
 }
 
 }  // namespace trex::parallel

@@ -13,8 +13,8 @@
 #include <map>
 #include <vector>
 
-#include "trex/parallel/communicator.hpp"
 #include "trex/model/model.hpp"
+#include "trex/parallel/communicator.hpp"
 
 namespace trex::parallel {
 
@@ -43,13 +43,15 @@ handle start_combine(communicator& ep, const ep_route& route, const float* rows,
 
 class expert_parallel : public expert_dispatcher {
    public:
-    expert_parallel(communicator& ep, const model_config& cfg, bool overlap);
+    // kernels: the backend of the experts' GEMMs and permutations (kernel_table.hpp)
+    expert_parallel(communicator& ep, const model_config& cfg, bool overlap,
+                    const kernel_table& kernels = cpu_kernels());
 
-    void forward(int layer, float* y, cpu::moe_state& st, const float* x, const int32_t* sel, const float* weight,
+    void forward(int layer, float* y, moe_routing& st, const float* x, const int32_t* sel, const float* weight,
                  const float* const* w13, const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I,
                  double limit, const std::function<void()>& overlap) override;
     void backward(int layer, float* dx, float* dweight, float* const* dw13, float* const* dw2, const float* dy,
-                  const cpu::moe_state& st, const float* x, const float* weight, const float* const* w13,
+                  const moe_routing& st, const float* x, const float* weight, const float* const* w13,
                   const float* const* w2, int64_t N, int64_t d, int E, int K, int64_t I, double limit,
                   const std::function<void()>& overlap) override;
 
@@ -62,6 +64,7 @@ class expert_parallel : public expert_dispatcher {
     void reset_timers() { exposed_ = 0; }
 
    private:
+    const kernel_table& kernels_;
     // What the owner side keeps from forward to backward, per layer.
     struct layer_state {
         ep_route route;

@@ -94,14 +94,8 @@ void router_backward(float* dlogits, const float* dweight, const float* ds_extra
 void swiglu_forward(float* h, const float* a13, int64_t n, int64_t I, double limit, const float* row_scale = nullptr);
 void swiglu_backward(float* da13, const float* dh, const float* a13, int64_t n, int64_t I, double limit);
 
-// Token permutation of the routed experts, kept from forward to backward.
-struct moe_state {
-    std::vector<int64_t> expert_offset;  // [E+1]: rows of expert e are [expert_offset[e], expert_offset[e+1])
-    std::vector<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
-    std::vector<int32_t> slot_row;       // [N·K]: inverse
-    std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
-    // swiglu(a13) is not kept: the backward recomputes it from a13 (one elementwise pass, [N·K, I] floats less)
-};
+// Token permutation of the routed experts, kept from forward to backward (the backend-neutral type of types.hpp).
+using moe_state = moe_routing;
 // The expert-sorted permutation of the N·K routing slots (stable, ascending slot inside each expert): expert_offset,
 // row_slot, slot_row.
 void moe_build_permutation(moe_state& st, const int32_t* sel, int64_t N, int E, int K);

@@ -1,0 +1,163 @@
+// The backend seam (kernels/kernel_table.hpp): the model reaches its kernels only through the kernel table it was
+// built with. A table whose every entry counts its calls before forwarding to the CPU kernel shows it: a model step
+// (forward, losses, backward; also with recompute and with the profile on) through the counting table gives bitwise
+// the default model's losses and gradients, and every entry the single-process model needs was called through the
+// table — a kernel called directly would leave its count at zero. The CPU table itself is complete.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
+#include "trex/kernels/cpu/ops.hpp"
+#include "trex/kernels/kernel_table.hpp"
+#include "trex/model/model.hpp"
+#include "trex/train/synthetic_batch.hpp"
+
+namespace {
+
+constexpr int kEntries = 40;
+std::array<long, kEntries> g_calls{};
+std::array<const char*, kEntries> g_names{};
+
+// counted<I, &f>::call has f's signature: it counts, then calls f.
+template <int I, auto F>
+struct counted;
+template <int I, typename R, typename... A, R (*F)(A...)>
+struct counted<I, F> {
+    static R call(A... a) {
+        g_calls[I]++;
+        return F(a...);
+    }
+};
+
+#define TREX_COUNTED(i, name) (g_names[i] = #name, t.name = counted<i, &trex::cpu::name>::call)
+
+trex::kernel_table counting_table() {
+    trex::kernel_table t;
+    t.name = "cpu-counting";
+    TREX_COUNTED(0, gemm);
+    TREX_COUNTED(1, linear_fwd);
+    TREX_COUNTED(2, linear_bwd_data);
+    TREX_COUNTED(3, linear_bwd_weight);
+    TREX_COUNTED(4, add_transposed);
+    TREX_COUNTED(5, gemm_stats_section);
+    TREX_COUNTED(6, embedding_forward);
+    TREX_COUNTED(7, embedding_backward);
+    TREX_COUNTED(8, rmsnorm_forward);
+    TREX_COUNTED(9, rmsnorm_backward);
+    TREX_COUNTED(10, rope_forward);
+    TREX_COUNTED(11, hc_pre_forward);
+    TREX_COUNTED(12, hc_pre_backward);
+    TREX_COUNTED(13, hc_post_forward);
+    TREX_COUNTED(14, hc_post_backward);
+    TREX_COUNTED(15, hc_head_forward);
+    TREX_COUNTED(16, hc_head_backward);
+    TREX_COUNTED(17, compressor_forward);
+    TREX_COUNTED(18, compressor_backward);
+    TREX_COUNTED(19, indexer_scores_forward);
+    TREX_COUNTED(20, indexer_scores_backward);
+    TREX_COUNTED(21, indexer_topk);
+    TREX_COUNTED(22, indexer_loss);
+    TREX_COUNTED(23, attention_forward);
+    TREX_COUNTED(24, attention_backward);
+    TREX_COUNTED(25, grouped_linear_forward);
+    TREX_COUNTED(26, grouped_linear_backward);
+    TREX_COUNTED(27, router_forward);
+    TREX_COUNTED(28, router_backward);
+    TREX_COUNTED(29, swiglu_forward);
+    TREX_COUNTED(30, swiglu_backward);
+    TREX_COUNTED(31, moe_build_permutation);
+    TREX_COUNTED(32, moe_gather_rows);
+    TREX_COUNTED(33, moe_combine_rows);
+    TREX_COUNTED(34, moe_experts_forward);
+    TREX_COUNTED(35, moe_experts_backward);
+    TREX_COUNTED(36, moe_route_weight_backward);
+    TREX_COUNTED(37, balance_loss_forward);
+    TREX_COUNTED(38, balance_loss_backward);
+    TREX_COUNTED(39, cross_entropy_fused);
+    return t;
+}
+
+// Entries only expert parallelism calls (the permutation pieces of the routed experts; the single-process model
+// calls moe_experts_forward/backward, which use them inside the CPU backend).
+bool ep_only(const std::string& name) {
+    return name == "moe_build_permutation" || name == "moe_gather_rows" || name == "moe_combine_rows" ||
+           name == "moe_route_weight_backward";
+}
+
+// The table's entries as raw words after `name` (function pointers are copied as bytes, never called this way).
+std::vector<uintptr_t> entry_words(const trex::kernel_table& t) {
+    static_assert(sizeof(trex::kernel_table) == sizeof(const char*) + kEntries * sizeof(void (*)()),
+                  "kernel_table gained or lost an entry: update kEntries and the counting table");
+    std::vector<uintptr_t> w(kEntries);
+    std::memcpy(w.data(), reinterpret_cast<const char*>(&t) + sizeof(const char*), kEntries * sizeof(uintptr_t));
+    return w;
+}
+
+struct step_out {
+    trex::step_result r;
+    std::vector<float> grads;
+};
+
+step_out run_step(trex::dsv4_model& model, const trex::synthetic_batch& batch, trex::step_options opts) {
+    model.params().zero_grads();
+    step_out o;
+    o.r = model.step(batch.view(), opts);
+    const auto& p = model.params();
+    o.grads.assign(p.grads.data(), p.grads.data() + p.n_floats);
+    return o;
+}
+
+}  // namespace
+
+TEST(KernelTable, CpuTableIsComplete) {
+    const trex::kernel_table& t = trex::cpu_kernels();
+    EXPECT_STREQ(t.name, "cpu");
+    const std::vector<uintptr_t> w = entry_words(t);
+    for (int i = 0; i < kEntries; i++) EXPECT_NE(w[i], 0u) << "entry " << i << " of the CPU kernel table is null";
+    EXPECT_EQ(t.linear_fwd, &trex::cpu::linear_fwd);
+    EXPECT_EQ(t.cross_entropy_fused, &trex::cpu::cross_entropy_fused);
+}
+
+TEST(KernelTable, ModelCallsEveryKernelThroughItsTableWithBitwiseEqualResults) {
+    const trex::kernel_table counting = counting_table();
+    for (uintptr_t w : entry_words(counting)) ASSERT_NE(w, 0u);
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::synthetic_batch_options bo;
+    bo.packed = true;
+    bo.masked_fraction = 0.1;
+    const trex::synthetic_batch batch = trex::make_synthetic_batch(2, 64, cfg.vocab_size, 7, bo);
+    trex::dsv4_model plain(cfg);
+    trex::dsv4_model through(cfg, counting);
+    plain.params().init(1234);
+    through.params().init(1234);
+
+    for (bool recompute : {false, true}) {
+        trex::step_options opts;
+        opts.alpha_bal = 0.01;
+        opts.recompute = recompute;
+        opts.profile = recompute;  // (the profile's GEMM sections go through the table too)
+        g_calls.fill(0);
+        const step_out a = run_step(plain, batch, opts);
+        EXPECT_EQ(g_calls[1], 0) << "the default model called the counting table";
+        const step_out b = run_step(through, batch, opts);
+        EXPECT_EQ(a.r.loss, b.r.loss) << "recompute " << recompute;
+        EXPECT_EQ(a.r.lm, b.r.lm);
+        EXPECT_EQ(a.r.mtp, b.r.mtp);
+        EXPECT_EQ(a.r.bal, b.r.bal);
+        EXPECT_EQ(a.r.idx, b.r.idx);
+        ASSERT_EQ(a.grads.size(), b.grads.size());
+        EXPECT_EQ(0, std::memcmp(a.grads.data(), b.grads.data(), a.grads.size() * sizeof(float)))
+            << "gradients through the table differ (recompute " << recompute << ")";
+        for (int i = 0; i < kEntries; i++) {
+            const std::string name = g_names[i];
+            if (ep_only(name) || (name == "gemm_stats_section" && !opts.profile)) continue;
+            EXPECT_GT(g_calls[i], 0) << name << " was not called through the kernel table (recompute " << recompute
+                                     << ")";
+        }
+    }
+}
