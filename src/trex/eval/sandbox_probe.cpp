@@ -330,7 +330,9 @@ void run_probe(sandbox_mode mode, std::vector<std::pair<bool, std::string>>* fou
     const int ls = listen_loopback(&port);
     sandbox_spec spec;
     spec.argv = {"/probe"};
-    spec.limits.wall_s = 10;
+    // the probe takes well under a second; the limit only bounds a hung one (a sanitizer build on a busy machine runs
+    // it many times slower, and a probe cut short must not read as missing guarantees)
+    spec.limits.wall_s = 60;
     spec.limits.memory_mb = 256;
     spec.limits.nproc = 8;
     spec.limits.tmpfs_mb = 4;
@@ -347,6 +349,15 @@ void run_probe(sandbox_mode mode, std::vector<std::pair<bool, std::string>>* fou
     if (ls >= 0) ::close(ls);
     if (!r.started) {
         *why = "sandbox setup failed: " + r.error;
+        return;
+    }
+    if (r.timed_out || r.cpu_limit || r.memory_limit || r.signal != 0) {
+        const std::string stop = r.timed_out      ? "its wall-time limit"
+                                 : r.cpu_limit    ? "its CPU-time limit"
+                                 : r.memory_limit ? "its memory limit"
+                                                  : fmt::format("signal {}", r.signal);
+        *why =
+            fmt::format("the probe was stopped by {} after {:.1f} s, before it could check anything", stop, r.seconds);
         return;
     }
     std::string pidns;
