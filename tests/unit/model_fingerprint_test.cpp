@@ -116,6 +116,10 @@ json train_fingerprint(const fingerprint_case& c, const std::string& out) {
 }  // namespace
 
 TEST(RefactorFingerprint, TrainingIsBitwiseThatOfThePreRefactorMain) {
+#ifndef NDEBUG
+    // The fixture holds Release builds (-O3): another optimisation level or a sanitizer build changes the bits.
+    GTEST_SKIP() << "the fingerprints are of Release builds; this is a Debug or sanitizer build";
+#endif
     const std::string fixture = trex::test::source_path("tests/golden/refactor_fingerprints.json");
     const std::string sig = machine_signature();
     json now;

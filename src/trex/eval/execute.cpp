@@ -211,6 +211,19 @@ executor::~executor() {
 
 namespace {
 
+// Whether this binary (and so the solve worker, which is this binary) is built with AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 std::vector<std::string> base_env() {
     std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin",
                                     "HOME=/tmp/work",
@@ -237,6 +250,7 @@ ojson executor::call_worker(const ojson& req, double timeout_s) {
         spec.limits = cfg_.limits;
         spec.limits.cpu_s = 1e6;  // cumulative over the worker's life: the per-request wall clock bounds it
         spec.limits.nproc = 16;
+        spec.limits.limit_address_space = !kAddressSanitizer;
         spec.allow_unisolated = cfg_.allow_unisolated;
         std::string err;
         worker_ = start_sandboxed(spec, 32 + slot_, &err);

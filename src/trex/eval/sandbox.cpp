@@ -164,7 +164,7 @@ bool detail::prepare(const sandbox_spec& spec, int slot, sandbox_mode mode, prep
     const sandbox_limits& L = spec.limits;
     const rlim_t cpu = (rlim_t)std::max(1.0, std::ceil(L.cpu_s));
     p->cpu = rlimit{cpu, cpu + 1};
-    p->as = lim((rlim_t)L.memory_mb << 20);
+    p->as = L.limit_address_space ? lim((rlim_t)L.memory_mb << 20) : rlimit{RLIM_INFINITY, RLIM_INFINITY};
     p->fsize = lim((rlim_t)L.file_mb << 20);
     p->nproc = lim((rlim_t)L.nproc);
     p->nofile = lim(256);

@@ -48,6 +48,10 @@ struct sandbox_limits {
     long stream_bytes = 1 << 20;   // stdout and stderr each: kept up to this, the rest counted and dropped
     long flood_bytes = 64l << 20;  // stdout + stderr in all: the program is killed beyond it
     long tmpfs_mb = 256;           // size of /tmp (the working directory)
+    // RLIMIT_AS of each process at memory_mb. Off only for a program built with AddressSanitizer (the solve worker of
+    // a sanitizer build of trex), whose shadow memory reserves terabytes of address space up front; the cgroup
+    // memory limit, where cgroups are available, still bounds it.
+    bool limit_address_space = true;
 };
 
 struct sandbox_file {
