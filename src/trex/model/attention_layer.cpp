@@ -10,34 +10,6 @@ namespace trex {
 
 namespace {
 
-// tmp slots of this file (block.cpp uses 0..4)
-enum attn_tmp : int {
-    T_DU = 10,
-    T_OROT,
-    T_DO,
-    T_DQ,
-    T_DKV,
-    T_QHAT,
-    T_DQPRE,
-    T_DQR,
-    T_DQA,
-    T_DA,
-    T_DKVPRE,
-    T_DCP,
-    T_DCKV,
-    T_DCG,
-    T_DIQ,
-    T_DIK,
-    T_DIW,
-    T_DIP,
-    T_DIKV,
-    T_DIG,
-    T_PTGT,
-    T_DSCORES,
-    T_WOB,
-    T_DWOB,
-};
-
 // Unweighted RMS backward from the normalised output: dx = rstd·(dy − ŷ·mean(dy·ŷ)). yhat, dy, dx [R, D].
 void rms_unweighted_backward_from_output(float* dx, const float* dy, const float* yhat, const float* rstd, int64_t R,
                                          int64_t D) {
@@ -92,6 +64,7 @@ void dsv4_model::build_keys(block_acts& A, const layer_ctx& ctx) {
 }
 
 void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, H = cfg.num_attention_heads, c = cfg.head_dim;
     const int64_t dc = cfg.q_lora_rank, g = cfg.o_groups, dg = cfg.o_lora_rank;
@@ -157,7 +130,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
                                A.key_idx.data(), N, (int)Hl, c, 1.0 / std::sqrt((double)c));
     // output: inverse rope, grouped projection (the local groups), wo_b
     timer.next("fwd.attn.out");
-    float* orot = tmp(T_OROT, N * Hl * c);
+    float* orot = ws.floats(N * Hl * c);
     std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
     kernels_.rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
     A.u.resize(N * gl * dg);
@@ -166,7 +139,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
         kernels_.linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d, false);
     } else {
         // row-parallel: the local groups' columns of wo_b [d, g·dg] give a partial [N,d], summed over TP
-        float* wob = tmp(T_WOB, d * gl * dg);
+        float* wob = ws.floats(d * gl * dg);
         tp_copy::cols(wob, W.wo_b, d, g * dg, g0 * dg, gl * dg);
         kernels_.linear_fwd(A.F1.data(), A.u.data(), wob, N, gl * dg, d, false);
         tp_->all_reduce_sum(A.F1.data(), N * d);
@@ -177,7 +150,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     A.idx = 0.0;
     if (m == 4 && ctx.opts->lambda_idx != 0.0) {
         const int64_t kw = A.kw;
-        float* p = tmp(T_PTGT, std::max<int64_t>(N * kw, 1));
+        float* p = ws.floats(std::max<int64_t>(N * kw, 1));
         // Σ over this rank's heads (in double); under TP the sum over every head is the sum of the ranks' sums
         std::vector<double> head_sum(tp_ ? N * kw : 0);
         if (tp_) {
@@ -209,7 +182,7 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
             for (int64_t j = 0; j < ns; j++) p[t * kw + j] = sum > 0.0 ? (float)(p[t * kw + j] / sum) : 0.0f;
         }
         // iscores becomes dL_idx/dscores (already divided by the number of queries), scaled by λ_idx
-        float* dscores = tmp(T_DSCORES, A.iscores.size());
+        float* dscores = ws.floats(A.iscores.size());
         A.idx = kernels_.indexer_loss(dscores, A.iscores.data(), p, A.sel.data(), A.nsel.data(), N, (int)kw, A.ld);
         const float lam = (float)(ctx.opts->lambda_idx * ctx.opts->loss_scale);
 #pragma omp parallel for schedule(static)
@@ -260,6 +233,7 @@ void dsv4_model::indexer_forward(block_acts& A, const block_weights& W, const la
 // dy [N,d] assigned from dF [N,d]
 void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, const block_weights& W,
                                     const block_weights& G, const layer_ctx& ctx) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, H = cfg.num_attention_heads, c = cfg.head_dim;
     const int64_t dc = cfg.q_lora_rank, g = cfg.o_groups, dg = cfg.o_lora_rank;
@@ -273,31 +247,31 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
 
     // F = wo_b u ; u = grouped(wo_a, rope⁻¹(o))
     section_timer timer(prof_, kernels_, "bwd.attn.out");
-    float* du = tmp(T_DU, N * gl * dg);
+    float* du = ws.floats(N * gl * dg);
     if (!tp_) {
         kernels_.linear_bwd_data(du, dF, W.wo_b, N, g * dg, d, false);
         kernels_.linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
     } else {
         // row-parallel wo_b: dF is whole on every rank; the local columns' gradient goes into their slice
-        float* wob = tmp(T_WOB, d * gl * dg);
+        float* wob = ws.floats(d * gl * dg);
         tp_copy::cols(wob, W.wo_b, d, g * dg, g0 * dg, gl * dg);
         kernels_.linear_bwd_data(du, dF, wob, N, gl * dg, d, false);
-        float* dwob = tmp(T_DWOB, d * gl * dg);
+        float* dwob = ws.floats(d * gl * dg);
         std::memset(dwob, 0, sizeof(float) * d * gl * dg);
         kernels_.linear_bwd_weight(dwob, dF, A.u.data(), N, gl * dg, d);
         tp_copy::add_cols(G.wo_b, dwob, d, g * dg, g0 * dg, gl * dg);
     }
-    float* orot = tmp(T_OROT, N * Hl * c);
+    float* orot = ws.floats(N * Hl * c);
     std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
     kernels_.rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
-    float* dO = tmp(T_DO, N * Hl * c);
+    float* dO = ws.floats(N * Hl * c);
     kernels_.grouped_linear_backward(dO, G.wo_a + g0 * dg * cg, du, orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
     kernels_.rope_forward(dO, geo_.pos.data(), rope, N, Hl, c, false);  // backward of the inverse rotation
 
     // attention core (the local heads; under TP dkv is this rank's part, summed over TP below)
     timer.next("bwd.attn.core");
-    float* dq = tmp(T_DQ, N * Hl * c);
-    float* dkv = tmp(T_DKV, (N + Nc) * c);
+    float* dq = ws.floats(N * Hl * c);
+    float* dkv = ws.floats((N + Nc) * c);
     kernels_.attention_backward(dq, dkv, G.sink + h0, dO, A.q.data(), A.kv_all.data(), W.sink + h0, A.o.data(),
                                 A.P.data(), A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)Hl, c,
                                 1.0 / std::sqrt((double)c));
@@ -305,12 +279,12 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
     // query path: rope⁻¹, per-head RMS, wq_b, q_norm, wq_a
     timer.next("bwd.attn.proj");
     kernels_.rope_forward(dq, geo_.pos.data(), rope, N, Hl, c, true);
-    float* qhat = tmp(T_QHAT, N * Hl * c);
+    float* qhat = ws.floats(N * Hl * c);
     std::memcpy(qhat, A.q.data(), sizeof(float) * N * Hl * c);
     kernels_.rope_forward(qhat, geo_.pos.data(), rope, N, Hl, c, true);
-    float* dqpre = tmp(T_DQPRE, N * Hl * c);
+    float* dqpre = ws.floats(N * Hl * c);
     rms_unweighted_backward_from_output(dqpre, dq, qhat, A.q_rstd.data(), N * Hl, c);
-    float* dqr = tmp(T_DQR, N * dc);
+    float* dqr = ws.floats(N * dc);
     kernels_.linear_bwd_data(dqr, dqpre, W.wq_b + h0 * c * dc, N, dc, Hl * c, false);
     kernels_.linear_bwd_weight(G.wq_b + h0 * c * dc, dqpre, A.qr.data(), N, dc, Hl * c);
     if (tp_) {
@@ -318,15 +292,15 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
         tp_->all_reduce_sum(dqr, N * dc);
         tp_->all_reduce_sum(dkv, (N + Nc) * c);
     }
-    float* dqa = tmp(T_DQA, N * dc);
+    float* dqa = ws.floats(N * dc);
     kernels_.rmsnorm_backward(dqa, G.q_norm, dqr, A.qa.data(), W.q_norm, A.qa_rstd.data(), N, dc);
-    float* da = tmp(T_DA, N * d);
+    float* da = ws.floats(N * d);
     kernels_.linear_bwd_data(da, dqa, W.wq_a, N, d, dc, false);
     kernels_.linear_bwd_weight(G.wq_a, dqa, a, N, d, dc);
 
     // window kv path
     kernels_.rope_forward(dkv, geo_.pos.data(), rope, N, 1, c, true);
-    float* dkvpre = tmp(T_DKVPRE, N * c);
+    float* dkvpre = ws.floats(N * c);
     kernels_.rmsnorm_backward(dkvpre, G.kv_norm, dkv, A.kv_pre.data(), W.kv_norm, A.kv_rstd.data(), N, c);
     kernels_.linear_bwd_data(da, dkvpre, W.wkv, N, d, c, true);
     kernels_.linear_bwd_weight(G.wkv, dkvpre, a, N, d, c);
@@ -338,10 +312,10 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
         const int64_t coff = m == 4 ? 2 : 1;
         float* dkvc = dkv + N * c;
         kernels_.rope_forward(dkvc, cl.entry_pos.data(), rope, Nc, 1, c, true);
-        float* dcp = tmp(T_DCP, std::max<int64_t>(Nc, 1) * c);
+        float* dcp = ws.floats(std::max<int64_t>(Nc, 1) * c);
         kernels_.rmsnorm_backward(dcp, G.c_norm, dkvc, A.cpool.data(), W.c_norm, A.cpool_rstd.data(), Nc, c);
-        float* dckv = tmp(T_DCKV, N * coff * c);
-        float* dcg = tmp(T_DCG, N * coff * c);
+        float* dckv = ws.floats(N * coff * c);
+        float* dcg = ws.floats(N * coff * c);
         kernels_.compressor_backward(dckv, dcg, G.c_ape, dcp, A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
                                      cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
         kernels_.linear_bwd_data(da, dckv, W.c_wkv, N, d, coff * c, true);
@@ -359,6 +333,7 @@ void dsv4_model::attention_backward(block_acts& A, float* dy, const float* dF, c
 
 // Gradients of λ_idx·L_idx w.r.t. the indexer's own weights (its inputs are detached).
 void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const block_weights& G, const layer_ctx& ctx) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, dc = cfg.q_lora_rank;
     const int64_t HI = cfg.index_n_heads, cI = cfg.index_head_dim;
@@ -367,9 +342,9 @@ void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const b
     const rope_table_t<float> rope = geo_.rope_for_ratio(4);
     const float* a = A.a1.data();
 
-    float* diq = tmp(T_DIQ, N * HI * cI);
-    float* dik = tmp(T_DIK, std::max<int64_t>(Nc, 1) * cI);
-    float* diw = tmp(T_DIW, N * HI);
+    float* diq = ws.floats(N * HI * cI);
+    float* dik = ws.floats(std::max<int64_t>(Nc, 1) * cI);
+    float* diw = ws.floats(N * HI);
     std::memset(dik, 0, sizeof(float) * std::max<int64_t>(Nc, 1) * cI);
     kernels_.indexer_scores_backward(diq, dik, diw, A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(),
                                      geo_.doc_of.data(), geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4,
@@ -383,10 +358,10 @@ void dsv4_model::indexer_backward(block_acts& A, const block_weights& W, const b
     kernels_.linear_bwd_weight(G.i_wq_b, diq, A.qr.data(), N, dc, HI * cI);
     // keys: rope⁻¹, norm, pooling, projections
     kernels_.rope_forward(dik, cl.entry_pos.data(), rope, Nc, 1, cI, true);
-    float* dip = tmp(T_DIP, std::max<int64_t>(Nc, 1) * cI);
+    float* dip = ws.floats(std::max<int64_t>(Nc, 1) * cI);
     kernels_.rmsnorm_backward(dip, G.i_norm, dik, A.ipool.data(), W.i_norm, A.ipool_rstd.data(), Nc, cI);
-    float* dikv = tmp(T_DIKV, N * 2 * cI);
-    float* dig = tmp(T_DIG, N * 2 * cI);
+    float* dikv = ws.floats(N * 2 * cI);
+    float* dig = ws.floats(N * 2 * cI);
     kernels_.compressor_backward(dikv, dig, G.i_ape, dip, A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
                                  cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
     kernels_.linear_bwd_weight(G.i_wkv, dikv, a, N, d, 2 * cI);

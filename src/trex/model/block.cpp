@@ -51,14 +51,15 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
 // dh_in assigned from dh_out; parameter gradients into G.
 void dsv4_model::block_backward(block_acts& A, float* dh_in, const float* dh_out, const float* h_in,
                                 const block_weights& W, const block_weights& G, const layer_ctx& ctx) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const mhc_dims md = mhc_dims_of(cfg);
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult;
-    float* dF = tmp(0, N * d);
-    float* dy = tmp(1, N * d);
-    float* dpost = tmp(2, N * n);
-    float* dcomb = tmp(3, N * n * n);
-    float* dh_mid = tmp(4, N * n * d);
+    float* dF = ws.floats(N * d);
+    float* dy = ws.floats(N * d);
+    float* dpost = ws.floats(N * n);
+    float* dcomb = ws.floats(N * n * n);
+    float* dh_mid = ws.floats(N * n * d);
 
     // ffn unit (hc_post's residual gradient, comb2ᵀ·dh_out, is added inside hc_pre_backward: one pass less)
     section_timer timer(prof_, kernels_, "bwd.mhc");

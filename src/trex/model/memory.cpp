@@ -39,9 +39,7 @@ size_t dsv4_model::activation_bytes() const {
 }
 
 size_t dsv4_model::workspace_bytes() const {
-    size_t total = capacity_bytes(de_mtp_, hash_sel_);
-    for (const std::vector<float>& t : tmp_) total += capacity_bytes(t);
-    return total;
+    return capacity_bytes(de_mtp_, hash_sel_) + ws_.capacity_bytes();
 }
 
 std::string describe_activation_memory(double bytes, int64_t tokens, bool recompute) {

@@ -33,12 +33,6 @@ void section_timer::next(const char* name) {
     k_.gemm_stats_section(name);
 }
 
-float* dsv4_model::tmp(int slot, size_t n) {
-    if ((size_t)slot >= tmp_.size()) tmp_.resize(slot + 1);
-    if (tmp_[slot].size() < n) tmp_[slot].resize(n);
-    return tmp_[slot].data();
-}
-
 dsv4_model::dsv4_model(const model_config& cfg, const kernel_table& kernels) : params_(cfg), kernels_(kernels) {
     const int nb = cfg.n_layers() + (cfg.has_mtp() ? 1 : 0);
     for (int l = 0; l < nb; l++) {

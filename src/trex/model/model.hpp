@@ -20,6 +20,7 @@
 #include "trex/model/geometry.hpp"
 #include "trex/model/params.hpp"
 #include "trex/model/tensor_parallel.hpp"
+#include "trex/model/workspace.hpp"
 
 namespace trex {
 
@@ -244,8 +245,8 @@ class dsv4_model {
     const float* block_output(int l) const;
     // Memory of the last forward (capacity of the buffers, bytes): what it keeps for the backward (every block's
     // saved activations — one block's under recompute —, the block inputs, logits, head and MTP activations; the
-    // same fields as forward_state) and the model's backward temporaries. The kernels' per-thread scratch and the
-    // parameter arenas are not included.
+    // same fields as forward_state), and the workspace of the forward and backward temporaries (its one block: the
+    // most the steps so far held at once). The kernels' per-thread scratch and the parameter arenas are not included.
     size_t activation_bytes() const;
     size_t workspace_bytes() const;
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
@@ -311,9 +312,8 @@ class dsv4_model {
     const kernel_table& kernels_;
     expert_dispatcher* dispatcher_ = nullptr;
     tensor_parallel* tp_ = nullptr;
-    // Backward temporaries, reused across steps and layers (slot ids are private to each sub-layer's code).
-    std::vector<std::vector<float>> tmp_;
-    float* tmp(int slot, size_t n);
+    // Temporaries of forward and backward: each function takes its own in a workspace::scope of ws_.
+    workspace ws_;
     batch_geometry geo_;
     int64_t N_ = 0;
 };

@@ -6,13 +6,6 @@
 
 namespace trex {
 
-namespace {
-
-// tmp slots of this file (block.cpp uses 0..4, attention_layer.cpp 10..30)
-enum moe_tmp : int { T_DA2 = 40, T_DHS, T_DSH13, T_DXR, T_DW, T_DS, T_DLOG, T_TPW, T_TPG, T_YL, T_SHH };
-
-}  // namespace
-
 // Tensor parallelism: this rank's slice [i0, i0 + Il) of the intermediate dimension of the shared expert (Is) and,
 // without expert parallelism, of every routed expert (I), copied out of the weights: w13 [2n, d] and w2 [d, n] per
 // matrix, shared first. With expert parallelism the routed experts stay whole (expert-TP size 1, see moe_forward).
@@ -75,13 +68,14 @@ std::pair<int64_t, int64_t> dsv4_model::tp_token_range() const {
 }
 
 void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_ctx& ctx) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
     const int64_t I = cfg.moe_intermediate_size, Is = (int64_t)cfg.n_shared_experts * I;
     const double eps = cfg.rms_norm_eps, limit = cfg.swiglu_limit;
     // tensor parallelism: the local slice of every expert's intermediate dimension (tp_moe_slice); partial outputs
     tp_moe_weights tw;
-    if (tp_) tw = tp_moe_slice(W, tmp(T_TPW, tp_moe_floats()));
+    if (tp_) tw = tp_moe_slice(W, ws.floats(tp_moe_floats()));
     const bool split_experts = tp_ && !dispatcher_;
     const int64_t Il = split_experts ? tw.I : I, Isl = tp_ ? tw.Is : Is;
     const float* sh_w13 = tp_ ? tw.sh_w13 : W.sh_w13;
@@ -115,7 +109,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     // routed experts, then the shared expert added on top (with a dispatcher, its first half runs while the tokens
     // travel: same arithmetic, same order of the sums)
     A.sh13.resize(N * 2 * Isl);
-    float* sh_h = tmp(T_SHH, N * Isl);  // swiglu of the shared expert, recomputed in backward
+    float* sh_h = ws.floats(N * Isl);  // swiglu of the shared expert, recomputed in backward
     auto shared_up = [&] {
         kernels_.linear_fwd(A.sh13.data(), a, sh_w13, N, d, 2 * Isl, false);
         kernels_.swiglu_forward(sh_h, A.sh13.data(), N, Isl, limit, nullptr);
@@ -123,7 +117,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     timer.next("fwd.moe.experts");
     if (dispatcher_) {
         const auto [t0, Nl] = tp_token_range();  // all N without TP
-        float* y = tp_ ? tmp(T_YL, Nl * d) : A.F2.data();
+        float* y = tp_ ? ws.floats(Nl * d) : A.F2.data();
         dispatcher_->forward(ctx.layer, y, A.moe, a + t0 * d, A.sel_e.data() + t0 * K, A.weight.data() + t0 * K, w13,
                              w2, Nl, d, (int)E, (int)K, Il, limit, shared_up);
         if (tp_) {
@@ -153,17 +147,18 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
 // dy [N,d] assigned from dF [N,d]
 void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const block_weights& W, const block_weights& G,
                               const layer_ctx& ctx) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int64_t N = N_, d = cfg.hidden_size, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
     const int64_t I = cfg.moe_intermediate_size, Is = (int64_t)cfg.n_shared_experts * I;
     const double limit = cfg.swiglu_limit;
     const float* a = A.a2.data();
-    float* da = tmp(T_DA2, N * d);
+    float* da = ws.floats(N * d);
     // tensor parallelism: local weight slices, and their gradients in a zeroed buffer added to G's slices at the end
     tp_moe_weights tw, tg;
     if (tp_) {
-        tw = tp_moe_slice(W, tmp(T_TPW, tp_moe_floats()));
-        tg = tp_moe_slice(block_weights{}, tmp(T_TPG, tp_moe_floats()));
+        tw = tp_moe_slice(W, ws.floats(tp_moe_floats()));
+        tg = tp_moe_slice(block_weights{}, ws.floats(tp_moe_floats()));
     }
     const bool split_experts = tp_ && !dispatcher_;  // with EP: whole experts, split tokens (tp_token_range)
     const int64_t Il = split_experts ? tw.I : I, Isl = tp_ ? tw.Is : Is;
@@ -178,12 +173,12 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
 
     // shared expert (with a dispatcher: while the routed experts' gradients travel)
     section_timer timer(prof_, kernels_, "bwd.moe.shared");
-    float* dhs = tmp(T_DHS, N * Isl);
-    float* dsh13 = tmp(T_DSH13, N * 2 * Isl);
-    float* dxr = tmp(T_DXR, N * d);
-    float* dw = tmp(T_DW, N * K);
+    float* dhs = ws.floats(N * Isl);
+    float* dsh13 = ws.floats(N * 2 * Isl);
+    float* dxr = ws.floats(N * d);
+    float* dw = ws.floats(N * K);
+    float* hs = ws.floats(N * Isl);  // the shared expert's swiglu, recomputed
     auto shared = [&] {
-        float* hs = tmp(T_SHH, N * Isl);
         kernels_.swiglu_forward(hs, A.sh13.data(), N, Isl, limit, nullptr);
         kernels_.linear_bwd_data(dhs, dF, sh_w2, N, Isl, d, false);
         kernels_.linear_bwd_weight(gsh_w2, dF, hs, N, Isl, d);
@@ -220,12 +215,12 @@ void dsv4_model::moe_backward(block_acts& A, float* dy, const float* dF, const b
     timer.next("bwd.moe.router");
     float* ds = nullptr;
     if (!W.hash && ctx.opts->alpha_bal != 0.0) {
-        ds = tmp(T_DS, N * E);
+        ds = ws.floats(N * E);
         std::memset(ds, 0, sizeof(float) * N * E);
         kernels_.balance_loss_backward(ds, A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
                                        ctx.opts->alpha_bal * ctx.opts->loss_scale);
     }
-    float* dlog = tmp(T_DLOG, N * E);
+    float* dlog = ws.floats(N * E);
     kernels_.router_backward(dlog, dw, ds, A.logits.data(), A.s.data(), A.sel_e.data(), A.weight.data(), N, (int)E,
                              (int)K, cfg.routed_scaling_factor);
     kernels_.linear_bwd_data(da, dlog, W.gate, N, d, E, true);

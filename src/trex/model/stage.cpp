@@ -11,25 +11,6 @@ namespace trex {
 
 namespace {
 
-// tmp slots of this file (block.cpp 0..4, attention_layer.cpp 10..30, moe_layer.cpp 40..50)
-enum stage_tmp : int {
-    T_E = 60,
-    T_EP,
-    T_DX,
-    T_DX2,
-    T_DZOUT,
-    T_DZ,
-    T_DHN,
-    T_DEP,
-    T_DEN,
-    T_DE,
-    T_DHX,
-    T_DH,
-    T_DHPREV,
-    T_LOGITS,
-    T_GHEAD_T,
-};
-
 // out [N,d] = Σ_j in[:, j, :] over the n streams of in [N,n,d] (the backward of copying a vector into n streams)
 void sum_streams(float* out, const float* in, int64_t N, int64_t n, int64_t d) {
 #pragma omp parallel for schedule(static)
@@ -88,6 +69,7 @@ void dsv4_model::check_batch(const batch_view& batch, bool mtp) const {
 
 step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& batch, const step_options& opts,
                                       const float* h_in, float* h_out) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     TREX_CHECK(r.first >= 0 && r.first < r.last && r.last <= L, "stage: bad block range [{}, {}) of {} blocks", r.first,
@@ -118,7 +100,7 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
     // ---- forward: embedding broadcast to the n streams (first stage), or the previous stage's state
     if (r.first == 0) {
         section_timer timer(prof_, kernels_, "fwd.embed");
-        float* e = tmp(T_E, N * d);
+        float* e = ws.floats(N * d);
         kernels_.embedding_forward(e, batch.input_ids, params_.w("embed.weight"), N, d);
         float* h0 = H(0);
 #pragma omp parallel for schedule(static)
@@ -149,6 +131,7 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
 // The last stage after its blocks: logits = head(norm(hc_head(h_L))), the LM loss, then the MTP block and its loss.
 // h_last [N,n,d] = H(L); the MTP output goes to the next slot of hs_.
 void dsv4_model::head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
@@ -171,7 +154,7 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
     // head.weight's gradient is summed over the chunks of both heads in its transposed layout [d,V] (the fast
     // orientation of that GEMM) and added once at the end
-    head_grad_t hg{opts.backward ? tmp(T_GHEAD_T, d * config().vocab_size) : nullptr};
+    head_grad_t hg{opts.backward ? ws.floats(d * config().vocab_size) : nullptr};
     const double lm_sum =
         vocab_head(sized(K.dxn, N * d), &res.n_lm, xn, batch.labels, n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0,
                    opts, opts.keep_logits ? &logits_out_ : nullptr, hg);
@@ -184,7 +167,7 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     // MTP: z = e_proj(enorm(embed[t+1])) + h_proj(hnorm(h_L)) → block → hc_head → norm → head
     timer.next("fwd.mtp_in");
     const std::string p = "mtp.0.";
-    float* e2 = tmp(T_E, N * d);
+    float* e2 = ws.floats(N * d);
     kernels_.embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
     float* en = sized(K.en, N * d);
     float* erstd = sized(K.erstd, N);
@@ -195,7 +178,7 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     std::vector<float>& z = mtp_in_;
     z.resize((size_t)N * nd);
     kernels_.linear_fwd(z.data(), hn, params_.w(p + "h_proj.weight"), N * n, d, d, false);
-    float* ep = tmp(T_EP, N * d);
+    float* ep = ws.floats(N * d);
     kernels_.linear_fwd(ep, en, params_.w(p + "e_proj.weight"), N, d, d, false);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++)
@@ -247,13 +230,14 @@ void dsv4_model::add_head_grad(const head_grad_t& hg) {
 // Chunks are fixed by V, so the sums' order is the same run to run.
 double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, const int32_t* labels, double scale,
                               const step_options& opts, std::vector<float>* logits_out, head_grad_t& hg) {
+    workspace::scope ws(ws_);
     const int64_t N = N_, d = config().hidden_size, V = config().vocab_size;
     const int64_t chunk = opts.head_chunk > 0
                               ? opts.head_chunk
                               : std::max<int64_t>(128, (int64_t(16) << 20) / (int64_t)(sizeof(float) * V));
     const float* head = params_.w("head.weight");
     if (logits_out) logits_out->resize((size_t)N * V);
-    float* lg = tmp(T_LOGITS, std::min(N, chunk) * V);
+    float* lg = ws.floats(std::min(N, chunk) * V);
     double sum = 0.0;
     *n_valid = 0;
     for (int64_t t0 = 0; t0 < N; t0 += chunk) {
@@ -282,6 +266,7 @@ double dsv4_model::vocab_head(float* dxn, int64_t* n_valid, const float* xn, con
 // dh [N,n,d] = dL/d h_L from the main head and the MTP block; de_mtp [N,d] = the gradient of the MTP embedding lookup.
 void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last,
                                float* de_mtp) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
@@ -291,7 +276,7 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     head_acts& K = head_;
     section_timer timer(prof_, kernels_, "bwd.head");
     {
-        float* dx = tmp(T_DX, N * d);
+        float* dx = ws.floats(N * d);
         kernels_.rmsnorm_backward(dx, params_.g("norm.weight"), K.dxn.data(), K.x.data(), params_.w("norm.weight"),
                                   K.xrstd.data(), N, d);
         kernels_.hc_head_backward(dh, params_.g("hc_head_fn"), params_.g("hc_head_base"), params_.g("hc_head_scale"),
@@ -301,15 +286,15 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     if (!mtp) return;
     const std::string p = "mtp.0.";
     float* h_mtp = h_last + N * nd;
-    float* dx2 = tmp(T_DX2, N * d);
+    float* dx2 = ws.floats(N * d);
     kernels_.rmsnorm_backward(dx2, params_.g(p + "norm.weight"), K.dxn2.data(), K.x2.data(),
                               params_.w(p + "norm.weight"), K.x2rstd.data(), N, d);
-    float* dz_out = tmp(T_DZOUT, N * nd);
+    float* dz_out = ws.floats(N * nd);
     kernels_.hc_head_backward(dz_out, params_.g(p + "hc_head_fn"), params_.g(p + "hc_head_base"),
                               params_.g(p + "hc_head_scale"), dx2, h_mtp, params_.w(p + "hc_head_fn"),
                               params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(),
                               K.h2rho.data(), N, md);
-    float* dz = tmp(T_DZ, N * nd);
+    float* dz = ws.floats(N * nd);
     block_acts& A = opts.recompute ? acts_[0] : acts_.back();
     layer_ctx c;
     c.batch = &batch;
@@ -323,19 +308,19 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     block_backward(A, dz, dz_out, mtp_in_.data(), wblocks_[L], gblocks_[L], c);
     timer.next("bwd.mtp_in");
     // z = h_proj(hn) (per stream) + e_proj(en) (broadcast)
-    float* dhn = tmp(T_DHN, N * nd);
+    float* dhn = ws.floats(N * nd);
     kernels_.linear_bwd_data(dhn, dz, params_.w(p + "h_proj.weight"), N * n, d, d, false);
     kernels_.linear_bwd_weight(params_.g(p + "h_proj.weight"), dz, K.hn.data(), N * n, d, d);
-    float* dep = tmp(T_DEP, N * d);
+    float* dep = ws.floats(N * d);
     sum_streams(dep, dz, N, n, d);
-    float* den = tmp(T_DEN, N * d);
+    float* den = ws.floats(N * d);
     kernels_.linear_bwd_data(den, dep, params_.w(p + "e_proj.weight"), N, d, d, false);
     kernels_.linear_bwd_weight(params_.g(p + "e_proj.weight"), dep, K.en.data(), N, d, d);
-    float* e2 = tmp(T_E, N * d);
+    float* e2 = ws.floats(N * d);
     kernels_.embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
     kernels_.rmsnorm_backward(de_mtp, params_.g(p + "enorm.weight"), den, e2, params_.w(p + "enorm.weight"),
                               K.erstd.data(), N, d);
-    float* dh_extra = tmp(T_DHX, N * nd);
+    float* dh_extra = ws.floats(N * nd);
     kernels_.rmsnorm_backward(dh_extra, params_.g(p + "hnorm.weight"), dhn, h_last, params_.w(p + "hnorm.weight"),
                               K.hrstd.data(), N * n, d);
 #pragma omp parallel for schedule(static)
@@ -344,6 +329,7 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
 
 void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, const step_options& opts,
                                 const float* dh_out, float* dh_in, float* de_mtp) {
+    workspace::scope ws(ws_);
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     TREX_CHECK(r.first == range_.first && r.last == range_.last,
@@ -359,13 +345,13 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
     TREX_CHECK(!mtp || de_mtp_buf || (r.first > 0 && r.last < L),
                "stage: blocks [{}, {}) need the MTP embedding gradient buffer (de_mtp)", r.first, r.last);
 
-    float* dh = tmp(T_DH, N * nd);  // gradient w.r.t. H(l), l from last down to first
+    float* dh = ws.floats(N * nd);  // gradient w.r.t. H(l), l from last down to first
     if (r.last == L)
         head_backward(dh, batch, opts, H(L), de_mtp_buf);
     else
         std::memcpy(dh, dh_out, sizeof(float) * N * nd);
     section_timer timer(prof_, kernels_, nullptr);
-    float* dh_prev = tmp(T_DHPREV, N * nd);
+    float* dh_prev = ws.floats(N * nd);
     for (int l = r.last - 1; l >= r.first; l--) {
         layer_ctx c;
         c.batch = &batch;
@@ -389,7 +375,7 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
     timer.next("bwd.embed");
     float* gembed = params_.g("embed.weight");
     if (mtp && de_mtp_buf) kernels_.embedding_backward(gembed, de_mtp_buf, batch.mtp_input_ids, N, d, V);
-    float* de = tmp(T_DE, N * d);
+    float* de = ws.floats(N * d);
     sum_streams(de, dh, N, n, d);
     kernels_.embedding_backward(gembed, de, batch.input_ids, N, d, V);
 }

@@ -1,0 +1,72 @@
+// Scratch memory of a step, handed out in nested scopes: a bump allocator in place of numbered scratch slots.
+//
+// A function that needs temporaries opens a scope on the model's workspace and takes its buffers from it:
+//
+//     workspace::scope ws(ws_);
+//     float* dq = ws.floats(N * H * c);  // [N,H,c]
+//
+// Contract:
+// - floats(n) returns n floats, 64-byte aligned and uninitialised (they hold whatever an earlier scope left there).
+//   Buffers that are live at the same time never overlap.
+// - A buffer lives until the scope that handed it out closes. Scopes nest strictly (RAII, one thread at a time),
+//   and only the innermost open scope hands out buffers: taking one from an outer scope while an inner one is open
+//   is a bug, and is reported as one.
+// - Memory is one block. What does not fit in it goes to overflow blocks (no buffer ever moves); when the outermost
+//   scope closes after an overflow, the blocks are replaced by one block of the high-water size, so every step after
+//   the first of a geometry takes its buffers without allocating.
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+namespace trex {
+
+class workspace {
+   public:
+    class scope {
+       public:
+        explicit scope(workspace& ws);
+        ~scope();
+        scope(const scope&) = delete;
+        scope& operator=(const scope&) = delete;
+
+        float* floats(size_t n);  // n floats, live until this scope closes
+
+       private:
+        friend class workspace;
+        workspace& ws_;
+        size_t depth_;                        // this scope's nesting level (1 = outermost)
+        size_t block_, block_used_, in_use_;  // where the workspace stood when this scope opened
+    };
+
+    workspace() = default;
+    workspace(const workspace&) = delete;
+    workspace& operator=(const workspace&) = delete;
+
+    size_t capacity_bytes() const;    // held now
+    size_t high_water_bytes() const;  // the most in use at once so far
+    size_t open_scopes() const { return depth_; }
+
+   private:
+    struct free_deleter {
+        void operator()(float* p) const { std::free(p); }
+    };
+    struct block {
+        std::unique_ptr<float[], free_deleter> data;
+        size_t size = 0, used = 0;  // floats
+    };
+
+    float* take(size_t n);
+    void close(const scope& s);
+    static block make_block(size_t n);
+
+    std::vector<block> blocks_;
+    size_t current_ = 0;     // the block buffers are taken from
+    size_t in_use_ = 0;      // floats handed out to open scopes (block tails skipped over not counted)
+    size_t high_water_ = 0;  // the most in_use_ has been
+    size_t depth_ = 0;       // open scopes
+};
+
+}  // namespace trex
