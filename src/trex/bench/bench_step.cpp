@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -14,6 +13,7 @@
 #include "trex/base/error.hpp"
 #include "trex/base/resources.hpp"
 #include "trex/base/timer.hpp"
+#include "trex/bench/peer_process.hpp"
 #include "trex/io/safetensors.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/peak.hpp"
@@ -50,17 +50,6 @@ void write_peer_input(const std::string& path, dsv4_model& model, const syntheti
     w.set_metadata("alpha_bal", fmt::format("{}", so.alpha_bal));
     w.set_metadata("lambda_idx", fmt::format("{}", so.lambda_idx));
     w.write(path);
-}
-
-std::string run_capture(const std::string& cmd, int* status) {
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    TREX_CHECK(p != nullptr, "cannot run the peer command: {}", cmd);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    *status = pclose(p);
-    return out;
 }
 
 void check_options(const bench_step_options& opt) {
@@ -195,34 +184,16 @@ void measure_rates(const model_config& cfg, const bench_step_options& opt, bool 
     check_mfu(r.mfu, "bench step");
 }
 
-std::string read_and_remove(const std::string& path) {
-    std::string text;
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-        char buf[4096];
-        size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-        std::fclose(f);
-    }
-    std::filesystem::remove(path);
-    return text;
-}
-
 // Runs the PyTorch peer on the same model and batch and reads its timing into r.
 void run_peer(const peer_files& peer, const bench_step_options& opt, bench_step_result& r) {
     // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
-    const std::string errfile = peer.input + ".stderr";
     const std::string cmd = fmt::format(
-        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} "
-        "--threads {} --impl {}{} 2>'{}'",
+        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} --threads {} --impl {}{}",
         peer.python, peer.script, peer.input, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
-        opt.optimizer ? " --optimizer" : "", errfile);
-    int status = 0;
-    const std::string out = run_capture(cmd, &status);
-    std::string err = read_and_remove(errfile);
-    if (err.size() > 600) err = "..." + err.substr(err.size() - 600);
-    for (auto& ch : err)
-        if (ch == '\n') ch = ' ';
-    TREX_CHECK(status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", status, err);
+        opt.optimizer ? " --optimizer" : "");
+    const peer_output p = run_peer_command(cmd, peer.input + ".stderr", 600);
+    TREX_CHECK(p.status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", p.status, p.err);
+    const std::string& out = p.out;
     try {
         const nlohmann::json j = nlohmann::json::parse(out);
         r.peer_tokens_per_s = j.at("tokens_per_s").get<double>();

@@ -11,6 +11,7 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
+#include "trex/bench/peer_process.hpp"
 #include "trex/tokenizer/paths.hpp"
 #include "trex/tokenizer/tokenizer.hpp"
 
@@ -19,17 +20,6 @@ namespace trex::bench {
 using namespace trex::tok;
 
 namespace {
-
-std::string run_capture(const std::string& cmd, int* status) {
-    std::string out;
-    FILE* p = popen(cmd.c_str(), "r");
-    TREX_CHECK(p != nullptr, "cannot run: {}", cmd);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    *status = pclose(p);
-    return out;
-}
 
 double load_average() {
     double l = 0;
@@ -56,28 +46,16 @@ double median(std::vector<double> v) {
 nlohmann::json run_peer(const std::string& python, const std::string& docs, const std::string& tokenizer, int threads,
                         int repeats) {
     const std::string script = source_dir() + "/tests/reference/tokenizer_peer_bench.py";
-    const std::string errfile = docs + ".stderr";
     const std::string env = threads == 1 ? "RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false"
                                          : fmt::format("RAYON_NUM_THREADS={} TOKENIZERS_PARALLELISM=true", threads);
-    const std::string cmd = fmt::format("env {} '{}' '{}' '{}' --tokenizer '{}' --threads {} --repeats {} 2>'{}'", env,
-                                        python, script, docs, tokenizer, threads, repeats, errfile);
-    int status = 0;
-    const std::string out = run_capture(cmd, &status);
-    std::string err;
-    if (std::ifstream fe{errfile}) {
-        std::stringstream ss;
-        ss << fe.rdbuf();
-        err = ss.str();
-    }
-    std::filesystem::remove(errfile);
-    if (err.size() > 400) err = "..." + err.substr(err.size() - 400);
-    for (auto& c : err)
-        if (c == '\n') c = ' ';
-    TREX_CHECK(status == 0, "bench tokenizer: the HF tokenizers peer failed (exit status {}): {}", status, err);
+    const std::string cmd = fmt::format("env {} '{}' '{}' '{}' --tokenizer '{}' --threads {} --repeats {}", env, python,
+                                        script, docs, tokenizer, threads, repeats);
+    const peer_output p = run_peer_command(cmd, docs + ".stderr", 400);
+    TREX_CHECK(p.status == 0, "bench tokenizer: the HF tokenizers peer failed (exit status {}): {}", p.status, p.err);
     try {
-        return nlohmann::json::parse(out);
+        return nlohmann::json::parse(p.out);
     } catch (const std::exception& e) {
-        throw error(fmt::format("bench tokenizer: cannot parse the peer's output '{}': {}", out, e.what()));
+        throw error(fmt::format("bench tokenizer: cannot parse the peer's output '{}': {}", p.out, e.what()));
     }
 }
 
