@@ -2,7 +2,9 @@
 # Runs the libFuzzer targets of fuzz/ (every input reader that takes untrusted bytes: run config, model config,
 # safetensors, tokenizer.json, LP, MPS, MathProg, answer extraction, benchmark files), built with ASan + UBSan.
 #
-#   scripts/fuzz.sh [TARGET|all] [SECONDS]     one target (or all of them, the default) for SECONDS each (default 30)
+#   scripts/fuzz.sh [TARGET|all] [SECONDS] [RUNS]
+#                                              one target (or all of them, the default) for SECONDS each (default 30),
+#                                              or until RUNS executions when those come first (e.g. 1000000)
 #   scripts/fuzz.sh --list                     the targets
 #
 # Configures and builds build-fuzz/ (clang++-14: scripts/setup.sh --with-fuzz installs it) when needed. Each target
@@ -21,12 +23,14 @@ target=all
 seconds=30
 case "${1:-}" in
     --list) printf '%s\n' "${targets[@]}"; exit 0 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
 esac
 [ $# -ge 1 ] && target=$1
 [ $# -ge 2 ] && seconds=$2
-if [ $# -gt 2 ] || ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ]; then
-    echo "usage: scripts/fuzz.sh [TARGET|all] [SECONDS]" >&2
+runs=-1  # libFuzzer's "no limit"
+[ $# -ge 3 ] && runs=$3
+if [ $# -gt 3 ] || ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -lt 1 ] || ! [[ "$runs" =~ ^(-1|[1-9][0-9]*)$ ]]; then
+    echo "usage: scripts/fuzz.sh [TARGET|all] [SECONDS] [RUNS]" >&2
     exit 2
 fi
 if [ "$target" = all ]; then
@@ -102,7 +106,7 @@ for t in "${selected[@]}"; do
     mkdir -p "$run_dir" "$artefact_dir" "$work/tmp"
     echo "fuzz: $t for $seconds s ($(ls "$corpus" | wc -l) seeds)"
     rc=0
-    (cd "$run_dir" && TMPDIR=$work/tmp "$root/build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
+    (cd "$run_dir" && TMPDIR=$work/tmp "$root/build-fuzz/fuzz/fuzz_$t" -max_total_time="$seconds" -runs="$runs" -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$artefact_dir/" "$corpus" > "$log" 2>&1) || rc=$?
     execs=$(awk '/stat::number_of_executed_units:/ {n = $2} END {print n}' "$log")
     if [ "$rc" -eq 0 ] && [ -z "$(ls "$artefact_dir")" ]; then
