@@ -2,7 +2,8 @@
 // built with. A table whose every entry counts its calls before forwarding to the CPU kernel shows it: a model step
 // (forward, losses, backward; also with recompute and with the profile on) through the counting table gives bitwise
 // the default model's losses and gradients, and every entry the single-process model needs was called through the
-// table — a kernel called directly would leave its count at zero. The CPU table itself is complete.
+// table — a kernel called directly would leave its count at zero. The same for the optimizer's Muon update. The CPU
+// table itself is complete.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -15,11 +16,12 @@
 #include "trex/kernels/cpu/ops.hpp"
 #include "trex/kernels/kernel_table.hpp"
 #include "trex/model/model.hpp"
+#include "trex/optim/optimizer.hpp"
 #include "trex/train/synthetic_batch.hpp"
 
 namespace {
 
-constexpr int kEntries = 40;
+constexpr int kEntries = 41;
 std::array<long, kEntries> g_calls{};
 std::array<const char*, kEntries> g_names{};
 
@@ -79,6 +81,7 @@ trex::kernel_table counting_table() {
     TREX_COUNTED(37, balance_loss_forward);
     TREX_COUNTED(38, balance_loss_backward);
     TREX_COUNTED(39, cross_entropy_fused);
+    TREX_COUNTED(40, syrk);
     return t;
 }
 
@@ -87,6 +90,11 @@ trex::kernel_table counting_table() {
 bool ep_only(const std::string& name) {
     return name == "moe_build_permutation" || name == "moe_gather_rows" || name == "moe_combine_rows" ||
            name == "moe_route_weight_backward";
+}
+
+// Entries only the optimizer calls (Muon's Newton-Schulz).
+bool optimizer_only(const std::string& name) {
+    return name == "syrk";
 }
 
 // The table's entries as raw words after `name` (function pointers are copied as bytes, never called this way).
@@ -155,9 +163,35 @@ TEST(KernelTable, ModelCallsEveryKernelThroughItsTableWithBitwiseEqualResults) {
             << "gradients through the table differ (recompute " << recompute << ")";
         for (int i = 0; i < kEntries; i++) {
             const std::string name = g_names[i];
-            if (ep_only(name) || (name == "gemm_stats_section" && !opts.profile)) continue;
+            if (ep_only(name) || optimizer_only(name) || (name == "gemm_stats_section" && !opts.profile)) continue;
             EXPECT_GT(g_calls[i], 0) << name << " was not called through the kernel table (recompute " << recompute
                                      << ")";
         }
     }
+}
+
+TEST(KernelTable, OptimizerRunsMuonThroughItsTableWithBitwiseEqualResults) {
+    const trex::kernel_table counting = counting_table();
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::dsv4_model plain(cfg), through(cfg);
+    plain.params().init(1234);
+    through.params().init(1234);
+    // the same gradients in both: a deterministic pattern
+    for (trex::dsv4_model* m : {&plain, &through}) {
+        auto& p = m->params();
+        for (int64_t i = 0; i < p.n_floats; i++) p.grads.data()[i] = (float)((i * 7919 % 1000) - 500) * 1e-5f;
+    }
+    trex::optimizer a(plain.params(), trex::optim_config{});
+    trex::optimizer b(through.params(), trex::optim_config{}, counting);
+    ASSERT_FALSE(a.muon_matrices().empty());
+    g_calls.fill(0);
+    a.step(1e-3);
+    EXPECT_EQ(g_calls[0] + g_calls[40], 0) << "the default optimizer called the counting table";
+    b.step(1e-3);
+    EXPECT_GT(g_calls[40], 0) << "syrk was not called through the kernel table";
+    EXPECT_GT(g_calls[0], 0) << "gemm was not called through the kernel table";
+    const auto& pa = plain.params();
+    const auto& pb = through.params();
+    EXPECT_EQ(0, std::memcmp(pa.weights.data(), pb.weights.data(), pa.n_floats * sizeof(float)))
+        << "weights updated through the table differ";
 }

@@ -88,7 +88,7 @@ struct timed_step {
         }
     }
 
-    void add_optimizer() { optim = std::make_unique<optimizer>(model.params(), optim_config{}); }
+    void add_optimizer() { optim = std::make_unique<optimizer>(model.params(), optim_config{}, model.kernels()); }
 
     // Runs warmup + steps steps, timing the last `steps` (the whole step, and the optimizer's part of it).
     void time(int warmup, int steps) {

@@ -7,8 +7,9 @@
 // kernels/cpu/gemm.hpp (layouts, shapes, +=/= conventions, determinism), stated there once. Entries take every
 // argument explicitly (no defaults: a table entry is a function pointer).
 //
+// The optimizer (optim/, parallel/zero_optimizer) reaches its GEMMs (Muon's Newton-Schulz) through the same table.
 // What the seam does not cover yet: buffers are host arrays (std::vector<float> in the model's activations and the
-// parameter arenas); the optimizer (optim/) calls kernels/cpu directly.
+// parameter arenas).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct kernel_table {
     // ---- GEMM (Linear convention: W [out, in], y = x·Wᵀ)
     void (*gemm)(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) = nullptr;
+    // C [n,n] = alpha·X·Xᵀ + beta·C, exactly symmetric (Muon's Newton-Schulz)
+    void (*syrk)(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float beta, float* C,
+                 int64_t ldc) = nullptr;
     void (*linear_fwd)(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
                        bool accumulate) = nullptr;
     void (*linear_bwd_data)(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,

@@ -203,6 +203,7 @@ class dsv4_model {
    public:
     // kernels: the backend every kernel call of the model goes through (kernel_table.hpp)
     explicit dsv4_model(const model_config& cfg, const kernel_table& kernels = cpu_kernels());
+    const kernel_table& kernels() const { return kernels_; }  // the backend the model was built with
 
     param_store& params() { return params_; }
     // Routed experts through a dispatcher (expert parallelism); nullptr = every expert computed here.

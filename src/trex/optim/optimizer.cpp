@@ -6,12 +6,16 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/resources.hpp"
-#include "trex/kernels/cpu/gemm.hpp"
-#include "trex/kernels/cpu/scratch.hpp"
 
 namespace trex {
 
 namespace {
+
+// A scratch vector grown to n (kept between calls: contents are written before they are read).
+float* grown(std::vector<float>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+    return v.data();
+}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -35,14 +39,14 @@ double sum_squares(const float* x, int64_t n) {
     return total;
 }
 
-void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable) {
+void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable, const kernel_table& k) {
     const bool tr = rows > cols;
     const int64_t n = tr ? cols : rows, m = tr ? rows : cols;  // work on Y [n, m], n ≤ m
     static thread_local std::vector<float> y_buf, a_buf, b_buf, z_buf;
-    float* Y = cpu::grow(y_buf, (size_t)n * m);
-    float* A = cpu::grow(a_buf, (size_t)n * n);
-    float* B = cpu::grow(b_buf, (size_t)n * n);
-    float* Z = cpu::grow(z_buf, (size_t)n * m);
+    float* Y = grown(y_buf, (size_t)n * m);
+    float* A = grown(a_buf, (size_t)n * n);
+    float* B = grown(b_buf, (size_t)n * n);
+    float* Z = grown(z_buf, (size_t)n * m);
     if (tr) {
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) Y[j * m + i] = X[i * cols + j];
@@ -52,16 +56,16 @@ void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable) {
     const float inv = (float)(1.0 / (std::sqrt(sum_squares(Y, n * m)) + 1e-7));
     for (int64_t i = 0; i < n * m; i++) Y[i] *= inv;
     // X ← a·X + (b·A + c·A²)·X with A = X·Xᵀ, written as X ← B·X for the symmetric B = a·I + b·A + c·A·Aᵀ: both
-    // symmetric products are rank-k updates (cpu::syrk, about half a GEMM each) and the update needs no extra pass.
-    for (int k = 0; k < fast + stable; k++) {
-        const float a = k < fast ? 3.4445f : 2.0f;
-        const float b = k < fast ? -4.7750f : -1.5f;
-        const float c = k < fast ? 2.0315f : 0.5f;
-        cpu::syrk(n, m, 1.0f, Y, m, 0.0f, A, n);  // A = Y Yᵀ
+    // symmetric products are rank-k updates (syrk, about half a GEMM each) and the update needs no extra pass.
+    for (int it = 0; it < fast + stable; it++) {
+        const float a = it < fast ? 3.4445f : 2.0f;
+        const float b = it < fast ? -4.7750f : -1.5f;
+        const float c = it < fast ? 2.0315f : 0.5f;
+        k.syrk(n, m, 1.0f, Y, m, 0.0f, A, n);  // A = Y Yᵀ
         std::memcpy(B, A, sizeof(float) * n * n);
-        cpu::syrk(n, n, c, A, n, b, B, n);  // B = b·A + c·A·Aᵀ
+        k.syrk(n, n, c, A, n, b, B, n);  // B = b·A + c·A·Aᵀ
         for (int64_t i = 0; i < n; i++) B[i * n + i] += a;
-        cpu::gemm(false, false, n, m, n, 1.0f, B, n, Y, m, 0.0f, Z, m);  // Z = B·Y
+        k.gemm(false, false, n, m, n, 1.0f, B, n, Y, m, 0.0f, Z, m);  // Z = B·Y
         std::swap(Y, Z);
     }
     if (tr) {
@@ -94,7 +98,8 @@ std::vector<muon_matrix> muon_matrices_of(const param_store& p, int i, const opt
     return out;
 }
 
-optimizer::optimizer(param_store& params, const optim_config& cfg) : p_(params), cfg_(cfg) {
+optimizer::optimizer(param_store& params, const optim_config& cfg, const kernel_table& kernels)
+    : p_(params), cfg_(cfg), k_(kernels) {
     TREX_CHECK(cfg.kind == "muon" || cfg.kind == "adamw", "optimizer: kind must be 'muon' or 'adamw', got '{}'",
                cfg.kind);
     // on top of the resident weights and gradients
@@ -125,16 +130,16 @@ double optimizer::grad_norm() const {
 }
 
 void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t cols, double lr,
-                      const optim_config& cfg) {
+                      const optim_config& cfg, const kernel_table& k) {
     const int64_t n = rows * cols;
     static thread_local std::vector<float> u_buf;
-    float* U = cpu::grow(u_buf, (size_t)n);
+    float* U = grown(u_buf, (size_t)n);
     const float mu = (float)cfg.muon_momentum;
     for (int64_t i = 0; i < n; i++) {
         M[i] = mu * M[i] + G[i];
         U[i] = cfg.muon_nesterov ? mu * M[i] + G[i] : M[i];
     }
-    newton_schulz(U, rows, cols, cfg.ns_fast_steps, cfg.ns_stable_steps);
+    newton_schulz(U, rows, cols, cfg.ns_fast_steps, cfg.ns_stable_steps, k);
     const float decay = (float)(1.0 - lr * cfg.weight_decay);
     const float step = (float)(lr * std::sqrt((double)std::max(rows, cols)) * cfg.muon_update_rms);
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
@@ -184,12 +189,12 @@ optim_step_stats optimizer::step(double lr) {
     for (int64_t q = 0; q < (int64_t)small_ids.size(); q++) {
         const muon_matrix& mm = muon_[small_ids[q]];
         muon_step_matrix(p_.weights.data() + mm.offset, m_.data() + mm.offset, p_.grads.data() + mm.offset, mm.rows,
-                         mm.cols, lr, cfg_);
+                         mm.cols, lr, cfg_, k_);
     }
     for (const muon_matrix& mm : muon_)
         if (mm.rows * mm.cols >= small)
             muon_step_matrix(p_.weights.data() + mm.offset, m_.data() + mm.offset, p_.grads.data() + mm.offset, mm.rows,
-                             mm.cols, lr, cfg_);
+                             mm.cols, lr, cfg_, k_);
     for (int t : adam_tensors_) {
         const int64_t off = p_.offset[t];
         adamw_step_tensor(p_.weights.data() + off, m_.data() + off, v_.data() + off, p_.grads.data() + off,

@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "trex/kernels/kernel_table.hpp"
 #include "trex/model/params.hpp"
 
 namespace trex {
 
 struct optim_config {
-    std::string kind = "muon";      // "muon" (Muon + AdamW as spec §3.3) or "adamw" (every tensor with AdamW)
-    double weight_decay = 0.1;      // decoupled: W ← W·(1 − lr·wd)
+    std::string kind = "muon";  // "muon" (Muon + AdamW as spec §3.3) or "adamw" (every tensor with AdamW)
+    double weight_decay = 0.1;  // decoupled: W ← W·(1 − lr·wd)
     // Muon
     double muon_momentum = 0.95;    // μ
     bool muon_nesterov = true;      // NS input μ·M + G (spec §3.1)
@@ -38,14 +39,15 @@ struct muon_matrix {
 };
 
 struct optim_step_stats {
-    double grad_norm = 0;    // global L2 norm before clipping
-    double clip_scale = 1;   // factor applied to the gradients (1 when not clipped)
+    double grad_norm = 0;   // global L2 norm before clipping
+    double clip_scale = 1;  // factor applied to the gradients (1 when not clipped)
     double lr = 0;
 };
 
 class optimizer {
    public:
-    optimizer(param_store& params, const optim_config& cfg);
+    // Muon's GEMMs run through `kernels` (the model's table: kernels/kernel_table.hpp).
+    optimizer(param_store& params, const optim_config& cfg, const kernel_table& kernels = cpu_kernels());
 
     // One update of every trainable tensor from the accumulated gradients, with learning rate lr. The gradients are
     // read (and scaled in place when clipped). Buffers (gate.bias, tid2eid) are not touched.
@@ -65,9 +67,9 @@ class optimizer {
     double grad_norm() const;
 
    private:
-
     param_store& p_;
     optim_config cfg_;
+    const kernel_table& k_;
     std::vector<muon_matrix> muon_;
     std::vector<bool> is_muon_;
     std::vector<int> adam_tensors_;
@@ -85,7 +87,7 @@ double sum_squares(const float* x, int64_t n);
 // One Muon update of a [rows, cols] matrix: M ← μM + G; U = NS(μM + G) (Nesterov) or NS(M);
 // W ← W·(1 − lr·wd) − lr·γ·sqrt(max(rows, cols))·U.
 void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t cols, double lr,
-                      const optim_config& cfg);
+                      const optim_config& cfg, const kernel_table& k = cpu_kernels());
 // One AdamW update (PyTorch's formula, bias-corrected, step count t ≥ 1) of n values:
 // m ← β1 m + (1−β1) g; v ← β2 v + (1−β2) g²; W ← W·(1 − lr·wd) − (lr/bc1)·m / (sqrt(v)/sqrt(bc2) + ε).
 void adamw_step_tensor(float* W, float* m, float* v, const float* G, int64_t n, double lr, int64_t t,
@@ -93,8 +95,8 @@ void adamw_step_tensor(float* W, float* m, float* v, const float* G, int64_t n, 
 
 // Hybrid Newton-Schulz orthogonalisation (spec §3.2) of X [rows, cols] in place: X ← X/‖X‖_F, then `fast` steps with
 // (3.4445, −4.7750, 2.0315) and `stable` steps with (2, −1.5, 0.5) of X ← aX + b(XXᵀ)X + c(XXᵀ)²X, iterating on Xᵀ
-// when rows > cols (so the Gram matrix is the smaller one).
-void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable);
+// when rows > cols (so the Gram matrix is the smaller one). The products run through k.syrk and k.gemm.
+void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable, const kernel_table& k = cpu_kernels());
 
 // Learning-rate schedule: linear warm-up from 0 over `warmup` steps, constant `peak` until `decay_start`, cosine
 // decay to `min_lr` at `total` (and `min_lr` after).
@@ -102,8 +104,8 @@ struct lr_schedule {
     double peak = 2.7e-4;
     double min_lr = 2.7e-5;
     int64_t warmup = 0;
-    int64_t decay_start = 0;  // 0 = decay starts right after the warm-up
-    int64_t total = 0;        // 0 = no decay (constant after warm-up)
+    int64_t decay_start = 0;        // 0 = decay starts right after the warm-up
+    int64_t total = 0;              // 0 = no decay (constant after warm-up)
     double at(int64_t step) const;  // step counts from 0
 };
 

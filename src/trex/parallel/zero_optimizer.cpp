@@ -32,15 +32,15 @@ double update_cost(const param_store& p, int tensor, const optim_config& cfg) {
     const int iters = cfg.ns_fast_steps + cfg.ns_stable_steps;
     for (const muon_matrix& m : mats) {
         const double n = (double)std::min(m.rows, m.cols), k = (double)std::max(m.rows, m.cols);
-        // per iteration: X·Xᵀ and A·Aᵀ as rank-k updates (cpu::syrk, ~half a GEMM each), then B·X (newton_schulz)
+        // per iteration: X·Xᵀ and A·Aᵀ as rank-k updates (syrk, ~half a GEMM each), then B·X (newton_schulz)
         c += iters * (3.0 * n * n * k + n * n * n) + 10.0 * n * k;
     }
     return c;
 }
 
 zero_optimizer::zero_optimizer(param_store& params, const optim_config& cfg, communicator& world,
-                               std::vector<replica_group> groups)
-    : p_(params), cfg_(cfg), world_(world) {
+                               std::vector<replica_group> groups, const kernel_table& kernels)
+    : p_(params), cfg_(cfg), k_(kernels), world_(world) {
     TREX_CHECK(cfg.kind == "muon" || cfg.kind == "adamw", "optimizer: kind must be 'muon' or 'adamw', got '{}'",
                cfg.kind);
     int64_t state = 0;
@@ -160,7 +160,7 @@ optim_step_stats zero_optimizer::step(double lr, double grad_norm) {
     float* W = p_.weights.data();
     auto run = [&](const job& j) {
         const int64_t s = j.o->state + (j.mm->offset - j.o->arena);
-        muon_step_matrix(W + j.mm->offset, m_.data() + s, g_.data() + s, j.mm->rows, j.mm->cols, lr, cfg_);
+        muon_step_matrix(W + j.mm->offset, m_.data() + s, g_.data() + s, j.mm->rows, j.mm->cols, lr, cfg_, k_);
     };
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t q = 0; q < (int64_t)small_jobs.size(); q++) run(small_jobs[q]);

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "trex/parallel/communicator.hpp"
 #include "trex/model/params.hpp"
 #include "trex/optim/optimizer.hpp"
+#include "trex/parallel/communicator.hpp"
 
 namespace trex::parallel {
 
@@ -40,8 +40,9 @@ class zero_optimizer {
    public:
     // world: every rank of the job (grad norm, checkpoint gathers); groups: see above (each trainable tensor this
     // rank holds appears in exactly one group).
-    zero_optimizer(param_store& params, const optim_config& cfg, communicator& world,
-                   std::vector<replica_group> groups);
+    // Muon's GEMMs run through `kernels` (the model's table).
+    zero_optimizer(param_store& params, const optim_config& cfg, communicator& world, std::vector<replica_group> groups,
+                   const kernel_table& kernels = cpu_kernels());
 
     // Sums the gradients of every group (reduce-scatter to the owners).
     void reduce_gradients();
@@ -85,6 +86,7 @@ class zero_optimizer {
 
     param_store& p_;
     optim_config cfg_;
+    const kernel_table& k_;
     communicator& world_;
     std::vector<group_plan> plans_;
     std::vector<owned> owned_;

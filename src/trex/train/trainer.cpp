@@ -302,7 +302,8 @@ void training_run::bind_parallelism() {
     }
     std::function<bool(const tensor_spec&)> held;
     if (pipelined_) held = [this](const tensor_spec& s) { return pl_.holds(s); };
-    opt_ = std::make_unique<parallel::zero_optimizer>(P_, cfg_.optim, world_, dc_.replica_groups(P_, held));
+    opt_ = std::make_unique<parallel::zero_optimizer>(P_, cfg_.optim, world_, dc_.replica_groups(P_, held),
+                                                      model_.kernels());
 }
 
 // Rank 0 first: a text / JSONL source is tokenized into the run directory once; the others then find it fresh.

@@ -12,6 +12,7 @@ kernel_table make_cpu_kernels() {
     kernel_table t;
     t.name = "cpu";
     t.gemm = cpu::gemm;
+    t.syrk = cpu::syrk;
     t.linear_fwd = cpu::linear_fwd;
     t.linear_bwd_data = cpu::linear_bwd_data;
     t.linear_bwd_weight = cpu::linear_bwd_weight;
