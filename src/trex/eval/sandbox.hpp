@@ -39,6 +39,20 @@
 
 namespace trex::eval {
 
+// Whether this build is instrumented with AddressSanitizer: the programs the sandbox runs from this binary itself
+// (the solve worker, the probe) then need limit_address_space off.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 struct sandbox_limits {
     double wall_s = 60;            // wall clock, then SIGKILL
     double cpu_s = 60;             // RLIMIT_CPU (SIGXCPU, then SIGKILL one second later)
@@ -48,8 +62,8 @@ struct sandbox_limits {
     long stream_bytes = 1 << 20;   // stdout and stderr each: kept up to this, the rest counted and dropped
     long flood_bytes = 64l << 20;  // stdout + stderr in all: the program is killed beyond it
     long tmpfs_mb = 256;           // size of /tmp (the working directory)
-    // RLIMIT_AS of each process at memory_mb. Off only for a program built with AddressSanitizer (the solve worker of
-    // a sanitizer build of trex), whose shadow memory reserves terabytes of address space up front; the cgroup
+    // RLIMIT_AS of each process at memory_mb. Off only for a program built with AddressSanitizer (the solve worker or
+    // the probe of a sanitizer build of trex), whose shadow memory reserves terabytes of address space; the cgroup
     // memory limit, where cgroups are available, still bounds it.
     bool limit_address_space = true;
 };
@@ -98,7 +112,7 @@ struct sandbox_report {
     std::vector<sandbox_guarantee> items;
     bool isolated = false;        // every required guarantee holds
     bool user_namespace = false;  // isolated through an unprivileged user namespace (not root: no uid of its own)
-    std::string summary;    // one line for logs and reports
+    std::string summary;          // one line for logs and reports
 };
 // Probed once per process: a real sandbox is set up and the guarantees are checked from inside it (the probe runs
 // our own checks in place of a program), plus what the harness side can do (cgroups).

@@ -334,6 +334,7 @@ void run_probe(sandbox_mode mode, std::vector<std::pair<bool, std::string>>* fou
     // it many times slower, and a probe cut short must not read as missing guarantees)
     spec.limits.wall_s = 60;
     spec.limits.memory_mb = 256;
+    spec.limits.limit_address_space = !kAddressSanitizer;  // the probe is a fork of this process
     spec.limits.nproc = 8;
     spec.limits.tmpfs_mb = 4;
     prepared p;
