@@ -42,11 +42,10 @@ workspace::block workspace::make_block(size_t n) {
 
 float* workspace::take(size_t n) {
     n = round_up(std::max<size_t>(n, 1));
-    while (current_ < blocks_.size() && blocks_[current_].used + n > blocks_[current_].size) {
-        if (current_ + 1 == blocks_.size()) break;
-        current_++;  // a later block, emptied when its scope closed
-    }
-    if (current_ >= blocks_.size() || blocks_[current_].used + n > blocks_[current_].size) {
+    auto fits = [&](const block& b) { return b.used + n <= b.size; };
+    // a later block, emptied when its scope closed
+    while (current_ + 1 < blocks_.size() && !fits(blocks_[current_])) current_++;
+    if (current_ >= blocks_.size() || !fits(blocks_[current_])) {
         blocks_.push_back(make_block(std::max(n, kMinOverflow)));
         current_ = blocks_.size() - 1;
     }

@@ -6,16 +6,11 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/resources.hpp"
+#include "trex/base/scratch.hpp"
 
 namespace trex {
 
 namespace {
-
-// A scratch vector grown to n (kept between calls: contents are written before they are read).
-float* grown(std::vector<float>& v, size_t n) {
-    if (v.size() < n) v.resize(n);
-    return v.data();
-}
 
 bool ends_with(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -43,10 +38,10 @@ void newton_schulz(float* X, int64_t rows, int64_t cols, int fast, int stable, c
     const bool tr = rows > cols;
     const int64_t n = tr ? cols : rows, m = tr ? rows : cols;  // work on Y [n, m], n ≤ m
     static thread_local std::vector<float> y_buf, a_buf, b_buf, z_buf;
-    float* Y = grown(y_buf, (size_t)n * m);
-    float* A = grown(a_buf, (size_t)n * n);
-    float* B = grown(b_buf, (size_t)n * n);
-    float* Z = grown(z_buf, (size_t)n * m);
+    float* Y = grow(y_buf, (size_t)n * m);
+    float* A = grow(a_buf, (size_t)n * n);
+    float* B = grow(b_buf, (size_t)n * n);
+    float* Z = grow(z_buf, (size_t)n * m);
     if (tr) {
         for (int64_t i = 0; i < rows; i++)
             for (int64_t j = 0; j < cols; j++) Y[j * m + i] = X[i * cols + j];
@@ -133,7 +128,7 @@ void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t 
                       const optim_config& cfg, const kernel_table& k) {
     const int64_t n = rows * cols;
     static thread_local std::vector<float> u_buf;
-    float* U = grown(u_buf, (size_t)n);
+    float* U = grow(u_buf, (size_t)n);
     const float mu = (float)cfg.muon_momentum;
     for (int64_t i = 0; i < n; i++) {
         M[i] = mu * M[i] + G[i];

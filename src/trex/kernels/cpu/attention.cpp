@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "trex/kernels/cpu/ops.hpp"
-#include "trex/kernels/cpu/scratch.hpp"
+#include "trex/base/scratch.hpp"
 #include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {

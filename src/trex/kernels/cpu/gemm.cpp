@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "trex/base/error.hpp"
-#include "trex/kernels/cpu/scratch.hpp"
+#include "trex/base/scratch.hpp"
 
 namespace trex::cpu {
 

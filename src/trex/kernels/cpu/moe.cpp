@@ -9,7 +9,7 @@
 
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
-#include "trex/kernels/cpu/scratch.hpp"
+#include "trex/base/scratch.hpp"
 #include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
