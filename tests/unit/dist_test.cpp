@@ -206,7 +206,8 @@ TEST(DistExpertParallel, OneRankRoundTripMatchesTheKernel) {
     trex::model_config cfg = tiny();
     cfg.n_routed_experts = E;
     trex::parallel::expert_parallel ep(*world, cfg, true);
-    trex::moe_routing s1, s2;
+    trex::moe_routing_storage b1, b2;
+    trex::moe_routing s1 = b1.view(N, E, K, I), s2 = b2.view(N, E, K, I);
     std::vector<float> y1(N * d), y2(N * d);
     trex::cpu::moe_experts_forward(y1.data(), s1, x.data(), sel.data(), wts.data(), w13.data(), w2.data(), N, d, E, K,
                                    I, 10.0);

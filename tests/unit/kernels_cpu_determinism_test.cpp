@@ -336,7 +336,8 @@ TEST(KernelsCpuDeterminism, Moe) {
                 pd13.push_back(d13[e].data());
                 pd2.push_back(d2[e].data());
             }
-            cpu::moe_state st;
+            moe_routing_storage buffers;
+            cpu::moe_state st = buffers.view(N, E, K, I);
             cpu::moe_experts_forward(y.data(), st, x.data(), sel.data(), weight.data(), p13.data(), p2.data(), N, d, E,
                                      K, I, 2.0);
             cpu::moe_experts_backward(dx.data(), dw.data(), pd13.data(), pd2.data(), dy.data(), st, x.data(),

@@ -184,7 +184,8 @@ void check_moe_experts(int64_t N, int64_t d, int E, int K, int64_t I, double lim
     ref::moe_experts_forward(y.data(), x.data(), sel.data(), weight.data(), p13.data(), p2.data(), N, d, K, I, limit);
     const vector<float> xf = to_f(x), wf = to_f(weight);
     vector<float> yf(N * d, 3.0f);
-    cpu::moe_state st;
+    moe_routing_storage buffers;
+    cpu::moe_state st = buffers.view(N, E, K, I);
     cpu::moe_experts_forward(yf.data(), st, xf.data(), sel.data(), wf.data(), p13f.data(), p2f.data(), N, d, E, K, I,
                              limit);
     expect_close(tag("moe_experts_forward y", N, ex), yf, y);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace trex {
@@ -40,13 +41,30 @@ struct mhc_dims {
 
 // The routing of one MoE layer's N·K slots (token t's k-th expert is slot t·K+k), sorted by expert, and what the
 // routed experts keep from forward to backward. Filled by the experts' forward (the kernel table's
-// moe_experts_forward, or expert parallelism), read by their backward.
+// moe_experts_forward, or expert parallelism), read by their backward. Views into memory the caller sized (the
+// model's activation plan, or a moe_routing_storage): the kernels never resize them, and check their sizes.
 struct moe_routing {
-    std::vector<int64_t> expert_offset;  // [E+1]: rows of expert e are [expert_offset[e], expert_offset[e+1])
-    std::vector<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
-    std::vector<int32_t> slot_row;       // [N·K]: inverse
-    std::vector<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
+    std::span<int64_t> expert_offset;  // [E+1]: rows of expert e are [expert_offset[e], expert_offset[e+1])
+    std::span<int32_t> row_slot;       // [N·K]: row r of the permuted layout holds slot t·K+k
+    std::span<int32_t> slot_row;       // [N·K]: inverse
+    std::span<float> a13;              // [N·K, 2I]: expert pre-activations (w1 | w3), permuted rows
     // swiglu(a13) is not kept: the backward recomputes it from a13 (one elementwise pass, [N·K, I] floats less)
+};
+
+// Memory for a moe_routing outside the model (kernel tests, standalone callers).
+struct moe_routing_storage {
+    std::vector<int64_t> expert_offset;
+    std::vector<int32_t> row_slot, slot_row;
+    std::vector<float> a13;
+
+    // Sizes the buffers for N tokens, E experts, K per token, intermediate size I; the view into them.
+    moe_routing view(int64_t N, int E, int K, int64_t I) {
+        expert_offset.resize((size_t)E + 1);
+        row_slot.resize((size_t)(N * K));
+        slot_row.resize((size_t)(N * K));
+        a13.resize((size_t)(N * K * 2 * I));
+        return {expert_offset, row_slot, slot_row, a13};
+    }
 };
 
 }  // namespace trex

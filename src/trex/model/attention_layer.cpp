@@ -36,8 +36,6 @@ void dsv4_model::build_keys(block_acts& A, const layer_ctx& ctx) {
     const int64_t N = N_, win = cfg.sliding_window;
     const int m = ctx.ratio;
     const compressed_layout* cl = m > 0 ? &geo_.comp.at(m) : nullptr;
-    A.key_offset.resize(N + 1);
-    A.n_window.resize(N);
     A.key_offset[0] = 0;
     for (int64_t t = 0; t < N; t++) {
         const int64_t p = geo_.pos[t];
@@ -50,7 +48,6 @@ void dsv4_model::build_keys(block_acts& A, const layer_ctx& ctx) {
         A.n_window[t] = (int32_t)nw;
         A.key_offset[t + 1] = A.key_offset[t] + nw + nc;
     }
-    A.key_idx.resize(A.key_offset[N]);
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < N; t++) {
         int32_t* out = A.key_idx.data() + A.key_offset[t];
@@ -78,25 +75,15 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
 
     // a = attn_norm(y)
     section_timer timer(prof_, kernels_, "fwd.attn.proj");
-    A.a1.resize(N * d);
-    A.a1_rstd.resize(N);
     kernels_.rmsnorm_forward(A.a1.data(), A.a1_rstd.data(), A.y1.data(), W.attn_norm, N, d, eps);
     const float* a = A.a1.data();
     // queries: qr = q_norm(wq_a a); q = rope(rms_heads(wq_b qr))
-    A.qa.resize(N * dc);
-    A.qa_rstd.resize(N);
-    A.qr.resize(N * dc);
     kernels_.linear_fwd(A.qa.data(), a, W.wq_a, N, d, dc, false);
     kernels_.rmsnorm_forward(A.qr.data(), A.qa_rstd.data(), A.qa.data(), W.q_norm, N, dc, eps);
-    A.q.resize(N * Hl * c);
-    A.q_rstd.resize(N * Hl);
     kernels_.linear_fwd(A.q.data(), A.qr.data(), W.wq_b + h0 * c * dc, N, dc, Hl * c, false);  // column-parallel
     kernels_.rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * Hl, c, eps);
     kernels_.rope_forward(A.q.data(), geo_.pos.data(), rope, N, Hl, c, false);
     // window kv = rope(kv_norm(wkv a)) in rows [0, N) of kv_all
-    A.kv_pre.resize(N * c);
-    A.kv_rstd.resize(N);
-    A.kv_all.resize((N + Nc) * c);
     kernels_.linear_fwd(A.kv_pre.data(), a, W.wkv, N, d, c, false);
     kernels_.rmsnorm_forward(A.kv_all.data(), A.kv_rstd.data(), A.kv_pre.data(), W.kv_norm, N, c, eps);
     kernels_.rope_forward(A.kv_all.data(), geo_.pos.data(), rope, N, 1, c, false);
@@ -105,12 +92,8 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     if (m > 0) {
         const compressed_layout& cl = geo_.comp.at(m);
         const int64_t coff = m == 4 ? 2 : 1;
-        A.ckv.resize(N * coff * c);
-        A.cg.resize(N * coff * c);
         kernels_.linear_fwd(A.ckv.data(), a, W.c_wkv, N, d, coff * c, false);
         kernels_.linear_fwd(A.cg.data(), a, W.c_wgate, N, d, coff * c, false);
-        A.cpool.resize(std::max<int64_t>(Nc, 1) * c);
-        A.cpool_rstd.resize(std::max<int64_t>(Nc, 1));
         kernels_.compressor_forward(A.cpool.data(), A.ckv.data(), A.cg.data(), W.c_ape, geo_.docs.data(),
                                     cl.entry_offset.data(), (int64_t)geo_.docs.size(), m, c, m == 4);
         float* kvc = A.kv_all.data() + N * c;
@@ -124,8 +107,6 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     timer.next("fwd.attn.core");
 
     // attention (the local heads)
-    A.o.resize(N * Hl * c);
-    A.P.resize(A.key_offset[N] * Hl);
     kernels_.attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink + h0, A.key_offset.data(),
                                A.key_idx.data(), N, (int)Hl, c, 1.0 / std::sqrt((double)c));
     // output: inverse rope, grouped projection (the local groups), wo_b
@@ -133,7 +114,6 @@ void dsv4_model::attention_forward(block_acts& A, const block_weights& W, const 
     float* orot = ws.floats(N * Hl * c);
     std::memcpy(orot, A.o.data(), sizeof(float) * N * Hl * c);
     kernels_.rope_forward(orot, geo_.pos.data(), rope, N, Hl, c, true);
-    A.u.resize(N * gl * dg);
     kernels_.grouped_linear_forward(A.u.data(), orot, W.wo_a + g0 * dg * cg, N, (int)gl, cg, dg);
     if (!tp_) {
         kernels_.linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d, false);
@@ -200,32 +180,21 @@ void dsv4_model::indexer_forward(block_acts& A, const block_weights& W, const la
     const rope_table_t<float> rope = geo_.rope_for_ratio(4);
     const float* a = A.a1.data();  // detached: the indexer loss never reaches the main graph
 
-    A.iq.resize(N * HI * cI);
     kernels_.linear_fwd(A.iq.data(), A.qr.data(), W.i_wq_b, N, dc, HI * cI, false);
     kernels_.rope_forward(A.iq.data(), geo_.pos.data(), rope, N, HI, cI, false);
-    A.ikv.resize(N * 2 * cI);
-    A.ig.resize(N * 2 * cI);
     kernels_.linear_fwd(A.ikv.data(), a, W.i_wkv, N, d, 2 * cI, false);
     kernels_.linear_fwd(A.ig.data(), a, W.i_wgate, N, d, 2 * cI, false);
-    A.ipool.resize(std::max<int64_t>(Nc, 1) * cI);
-    A.ipool_rstd.resize(std::max<int64_t>(Nc, 1));
-    A.ik.resize(std::max<int64_t>(Nc, 1) * cI);
     kernels_.compressor_forward(A.ipool.data(), A.ikv.data(), A.ig.data(), W.i_ape, geo_.docs.data(),
                                 cl.entry_offset.data(), (int64_t)geo_.docs.size(), 4, cI, true);
     kernels_.rmsnorm_forward(A.ik.data(), A.ipool_rstd.data(), A.ipool.data(), W.i_norm, Nc, cI, eps);
     kernels_.rope_forward(A.ik.data(), cl.entry_pos.data(), rope, Nc, 1, cI, false);
-    A.iw.resize(N * HI);
     kernels_.linear_fwd(A.iw.data(), a, W.i_wp, N, d, HI, false);
     const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
     for (auto& v : A.iw) v *= wscale;
 
-    A.ld = std::max<int64_t>(cl.max_entries, 1);
-    A.kw = ctx.opts->dense_csa ? A.ld : std::max<int64_t>(std::min<int64_t>(cfg.index_topk, cl.max_entries), 1);
-    A.iscores.assign(N * A.ld, 0.0f);
+    std::fill(A.iscores.begin(), A.iscores.end(), 0.0f);  // ld, kw and the sizes: the activation plan
     kernels_.indexer_scores_forward(A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(), geo_.doc_of.data(),
                                     geo_.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
-    A.sel.resize(N * A.kw);
-    A.nsel.resize(N);
     kernels_.indexer_topk(A.sel.data(), A.nsel.data(), A.iscores.data(), geo_.pos.data(), N, 4, (int)A.kw, A.ld,
                           ctx.opts->dense_csa);
 }

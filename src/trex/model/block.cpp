@@ -18,15 +18,8 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
                                const layer_ctx& ctx) {
     const model_config& cfg = config();
     const mhc_dims md = mhc_dims_of(cfg);
-    const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, rows = md.rows();
+    const int64_t N = N_;
     section_timer timer(prof_, kernels_, "fwd.mhc");
-    A.y1.resize(N * d);
-    A.post1.resize(N * n);
-    A.comb1.resize(N * n * n);
-    A.mix1.resize(N * rows);
-    A.rho1.resize(N);
-    A.h_mid.resize(N * n * d);
-    A.F1.resize(N * d);
     kernels_.hc_pre_forward(A.y1.data(), A.post1.data(), A.comb1.data(), A.mix1.data(), A.rho1.data(), h_in,
                             W.hc_attn_fn, W.hc_attn_base, W.hc_attn_scale, N, md);
     timer.next(nullptr);
@@ -34,12 +27,6 @@ void dsv4_model::block_forward(block_acts& A, float* h_out, const float* h_in, c
     timer.next("fwd.mhc");
     kernels_.hc_post_forward(A.h_mid.data(), A.F1.data(), h_in, A.post1.data(), A.comb1.data(), N, md);
 
-    A.y2.resize(N * d);
-    A.post2.resize(N * n);
-    A.comb2.resize(N * n * n);
-    A.mix2.resize(N * rows);
-    A.rho2.resize(N);
-    A.F2.resize(N * d);
     kernels_.hc_pre_forward(A.y2.data(), A.post2.data(), A.comb2.data(), A.mix2.data(), A.rho2.data(), A.h_mid.data(),
                             W.hc_ffn_fn, W.hc_ffn_base, W.hc_ffn_scale, N, md);
     timer.next(nullptr);

@@ -126,11 +126,11 @@ int dsv4_model::update_expert_biases(const step_result& result, double gamma) {
 const float* dsv4_model::block_output(int l) const {
     const model_config& cfg = config();
     const int64_t sz = N_ * cfg.hc_mult * cfg.hidden_size;
-    return hs_.data() + (int64_t)(l + 1) * sz;
+    return acts_.states.data() + (int64_t)(l + 1) * sz;
 }
 
-const std::vector<int32_t>& dsv4_model::csa_selection(int layer, int64_t* kw) const {
-    const block_acts& A = acts_.size() == 1 ? acts_[0] : acts_.at(layer);
+std::span<const int32_t> dsv4_model::csa_selection(int layer, int64_t* kw) const {
+    const block_acts& A = acts_.bound(layer);
     *kw = A.kw;
     return A.sel;
 }

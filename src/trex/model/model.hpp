@@ -12,11 +12,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "trex/kernels/kernel_table.hpp"
+#include "trex/model/activations.hpp"
 #include "trex/model/geometry.hpp"
 #include "trex/model/params.hpp"
 #include "trex/model/tensor_parallel.hpp"
@@ -94,49 +96,6 @@ class section_timer {
     double t0_ = 0;
 };
 
-// Saved activations of one block (attention + MoE sub-layers and their mHC units).
-struct block_acts {
-    // mHC (attn unit, ffn unit)
-    std::vector<float> y1, post1, comb1, mix1, rho1;  // [N,d] [N,n] [N,n,n] [N,rows] [N]
-    std::vector<float> h_mid;                         // [N,n,d] state between the two sub-layers
-    std::vector<float> y2, post2, comb2, mix2, rho2;
-    std::vector<float> F1, F2;  // [N,d] sub-layer outputs
-    // attention
-    std::vector<float> a1, a1_rstd;            // [N,d] attn_norm(y1), [N]
-    std::vector<float> qa, qa_rstd, qr;        // [N,dc], [N], [N,dc]
-    std::vector<float> q, q_rstd;              // [N,H,c] normalised + roped, [N·H]
-    std::vector<float> kv_pre, kv_rstd;        // [N,c], [N]
-    std::vector<float> kv_all;                 // [N + Nc, c] window kv then compressed kv (normed, roped)
-    std::vector<float> ckv, cg;                // [N, coff·c] compressor projections
-    std::vector<float> cpool, cpool_rstd;      // [Nc, c] pooled (pre-norm), [Nc]
-    std::vector<float> iq;                     // [N, HI, cI] indexer queries (roped)
-    std::vector<float> ikv, ig;                // [N, 2cI]
-    std::vector<float> ipool, ipool_rstd, ik;  // [Nc, cI], [Nc], [Nc, cI] (normed, roped)
-    std::vector<float> iw;                     // [N, HI] scaled head weights
-    std::vector<float> iscores;                // [N, ld] scores; after the loss: dL_idx/dscores
-    std::vector<int32_t> sel, nsel;            // [N, kw], [N]
-    int64_t ld = 0, kw = 0;
-    std::vector<int64_t> key_offset;  // [N+1]
-    std::vector<int32_t> key_idx;     // [Σ nk]
-    std::vector<int32_t> n_window;    // [N] window keys at the head of each list
-    std::vector<float> P;             // [Σ nk · H]
-    std::vector<float> o;             // [N,H,c] attention output before the inverse RoPE
-    std::vector<float> u;             // [N, g·dg]
-    // MoE
-    std::vector<float> a2, a2_rstd;        // [N,d], [N]
-    std::vector<float> logits, s, weight;  // [N,E], [N,E], [N,K]
-    std::vector<int32_t> sel_e;            // [N,K]
-    moe_routing moe;
-    std::vector<float> sh13;  // [N, 2·Is] shared expert pre-activations (swiglu(sh13) is recomputed in backward)
-    // losses of this block
-    double bal = 0, idx = 0;
-    std::vector<int64_t> load;  // [E]
-
-    // held by the vectors above (capacity), the MoE state included; a new member must be added to the list in
-    // model/memory.cpp
-    size_t bytes() const;
-};
-
 // mHC sizes of a config.
 mhc_dims mhc_dims_of(const model_config& cfg);
 
@@ -175,17 +134,9 @@ class expert_dispatcher {
     // Pipeline parallelism keeps several micro-batches in flight: what the dispatcher keeps from a layer's forward
     // to its backward belongs to the selected slot (one per micro-batch and model chunk).
     virtual void select_slot(int slot) { (void)slot; }
-};
-
-// What the main head and the MTP input/head keep from forward to backward (the last stage). The [N,V] logits are
-// not kept: the head runs forward, loss and backward by chunks of tokens in the forward (vocab_head), which leaves
-// the gradient of its input, dxn / dxn2, and adds head.weight's gradient then.
-struct head_acts {
-    std::vector<float> x, xn, xrstd, hmix, hrho, dxn;        // [N,d] [N,d] [N] [N,n] [N] [N,d]: hc_head, norm
-    std::vector<float> en, erstd, hn, hrstd;                 // MTP input: [N,d] [N] [N,n,d] [N,n]
-    std::vector<float> x2, xn2, x2rstd, h2mix, h2rho, dxn2;  // MTP head
-
-    size_t bytes() const;
+    // Whether forward() fills the routing's a13 (the experts computed in place on the given rows), so that the
+    // activation plan sizes it: expert parallelism keeps its own per-layer state and does not.
+    virtual bool keeps_routing_activations() const { return true; }
 };
 
 // Everything a stage forward keeps for its backward (one micro-batch). Several micro-batches are in flight on a
@@ -194,9 +145,7 @@ struct forward_state {
     stage_range range;
     int64_t N = 0;
     batch_geometry geo;
-    std::vector<block_acts> acts;
-    std::vector<float> hs, mtp_in;
-    head_acts head;
+    stage_activations acts;
 };
 
 class dsv4_model {
@@ -244,14 +193,16 @@ class dsv4_model {
     const std::vector<float>& mtp_logits() const { return mtp_logits_out_; }
     // After step(): 4-stream state after block l (l = L: the MTP block), [N,n,d].
     const float* block_output(int l) const;
-    // Memory of the last forward (capacity of the buffers, bytes): what it keeps for the backward (every block's
-    // saved activations — one block's under recompute —, the block inputs, logits, head and MTP activations; the
-    // same fields as forward_state), and the workspace of the forward and backward temporaries (its one block: the
-    // most the steps so far held at once). The kernels' per-thread scratch and the parameter arenas are not included.
+    // Memory of the last forward (bytes): what it keeps for the backward — the activation arena as planned
+    // (activations.hpp: every block's saved tensors, one block's under recompute, the block inputs, head and MTP
+    // activations; its largest plan so far) —, and the workspace of the forward and backward temporaries (its one
+    // block: the most the steps so far held at once). The kernels' per-thread scratch and the parameter arenas are not
+    // included.
     size_t activation_bytes() const;
+    const stage_activations& activations() const { return acts_; }  // the last forward's (activations.hpp)
     size_t workspace_bytes() const;
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
-    const std::vector<int32_t>& csa_selection(int layer, int64_t* kw) const;
+    std::span<const int32_t> csa_selection(int layer, int64_t* kw) const;
 
    private:
     // What a block needs to know about the step besides its weights.
@@ -275,6 +226,9 @@ class dsv4_model {
     void moe_backward(block_acts& A, float* dy, const float* dF, const block_weights& W, const block_weights& G,
                       const layer_ctx& ctx);
     void build_keys(block_acts& A, const layer_ctx& ctx);
+    // The activation plan of a stage forward over the current geometry (memory.cpp).
+    block_act_shape act_shape(int layer, const step_options& opts) const;
+    stage_plan plan_stage(const stage_range& r, bool mtp, const step_options& opts) const;
     // Tensor parallelism in the MoE (moe_layer.cpp): this rank's slice of the shared and routed experts.
     struct tp_moe_weights {
         int64_t Is = 0, I = 0;  // local intermediate sizes
@@ -300,11 +254,8 @@ class dsv4_model {
 
     param_store params_;
     std::vector<block_weights> wblocks_, gblocks_;  // views into weights / grads for blocks 0..L (L = MTP)
-    std::vector<block_acts> acts_;                  // per block (one shared entry under recompute)
-    std::vector<float> hs_;  // [(last-first+2)·N·n·d] states entering blocks first..last (+ MTP output)
+    stage_activations acts_;  // the last forward's saved tensors: block inputs, blocks, heads (activations.hpp)
     std::vector<float> logits_out_, mtp_logits_out_;
-    std::vector<float> mtp_in_;      // [N,n,d] input state of the MTP block
-    head_acts head_;                 // main head and MTP input/head activations
     stage_range range_;              // the range of the last stage_forward
     std::vector<float> de_mtp_;      // [N,d] MTP embedding gradient when one stage holds both ends
     std::vector<int32_t> hash_sel_;  // [N,K] tid2eid rows of the step's tokens

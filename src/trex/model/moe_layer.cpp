@@ -84,16 +84,10 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     const float* const* w2 = split_experts ? tw.w2.data() : W.w2.data();
 
     section_timer timer(prof_, kernels_, "fwd.moe.router");
-    A.a2.resize(N * d);
-    A.a2_rstd.resize(N);
     kernels_.rmsnorm_forward(A.a2.data(), A.a2_rstd.data(), A.y2.data(), W.ffn_norm, N, d, eps);
     const float* a = A.a2.data();
 
     // router
-    A.logits.resize(N * E);
-    A.s.resize(N * E);
-    A.weight.resize(N * K);
-    A.sel_e.resize(N * K);
     kernels_.linear_fwd(A.logits.data(), a, W.gate, N, d, E, false);
     const int32_t* hash_sel = nullptr;
     if (W.hash) {
@@ -108,7 +102,6 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
 
     // routed experts, then the shared expert added on top (with a dispatcher, its first half runs while the tokens
     // travel: same arithmetic, same order of the sums)
-    A.sh13.resize(N * 2 * Isl);
     float* sh_h = ws.floats(N * Isl);  // swiglu of the shared expert, recomputed in backward
     auto shared_up = [&] {
         kernels_.linear_fwd(A.sh13.data(), a, sh_w13, N, d, 2 * Isl, false);
@@ -140,7 +133,7 @@ void dsv4_model::moe_forward(block_acts& A, const block_weights& W, const layer_
     if (!W.hash && ctx.opts->alpha_bal != 0.0)
         A.bal = kernels_.balance_loss_forward(A.s.data(), A.sel_e.data(), ctx.batch->B, ctx.batch->S, (int)E, (int)K,
                                               ctx.opts->alpha_bal);
-    A.load.assign(E, 0);
+    std::fill(A.load.begin(), A.load.end(), 0);
     for (int64_t i = 0; i < N * K; i++) A.load[A.sel_e[i]]++;
 }
 

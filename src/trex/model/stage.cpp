@@ -44,10 +44,7 @@ void dsv4_model::swap_state(forward_state& s) {
     std::swap(range_, s.range);
     std::swap(N_, s.N);
     std::swap(geo_, s.geo);
-    acts_.swap(s.acts);
-    hs_.swap(s.hs);
-    mtp_in_.swap(s.mtp_in);
-    std::swap(head_, s.head);
+    std::swap(acts_, s.acts);
 }
 
 void dsv4_model::check_batch(const batch_view& batch, bool mtp) const {
@@ -82,11 +79,9 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
     N_ = N;
     range_ = r;
     geo_ = make_geometry(cfg, batch.B, batch.S, batch.doc_start);
-    const int own = r.last - r.first + (mtp && last ? 1 : 0);
-    acts_.resize(opts.recompute ? 1 : own);
-    hs_.resize((size_t)(r.last - r.first + 2) * N * nd);
+    acts_.plan(plan_stage(r, mtp, opts));
     // H(l) = input of block l (l in [first, last]); H(last + 1) = MTP output
-    auto H = [&](int l) { return hs_.data() + (int64_t)(l - r.first) * N * nd; };
+    auto H = [&](int l) { return acts_.states.data() + (int64_t)(l - r.first) * N * nd; };
 
     step_result res;
     const int nblocks = L + (mtp ? 1 : 0);
@@ -95,7 +90,6 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
     res.block_idx.assign(nblocks, 0.0);
     if (opts.profile) profile_ = step_profile{};
     prof_ = opts.profile ? &profile_ : nullptr;
-    auto acts_of = [&](int l) -> block_acts& { return opts.recompute ? acts_[0] : acts_[l - r.first]; };
 
     // ---- forward: embedding broadcast to the n streams (first stage), or the previous stage's state
     if (r.first == 0) {
@@ -115,11 +109,11 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
         c.opts = &opts;
         c.layer = l;
         c.ratio = cfg.ratio(l);
-        block_acts& A = acts_of(l);
+        block_acts& A = acts_.block(l - r.first);
         block_forward(A, H(l + 1), H(l), wblocks_[l], c);
         res.block_bal[l] = A.bal;
         res.block_idx[l] = A.idx;
-        res.expert_load[l] = A.load;
+        res.expert_load[l].assign(A.load.begin(), A.load.end());
     }
     if (last)
         head_forward(res, batch, opts, H(L));
@@ -129,7 +123,7 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
 }
 
 // The last stage after its blocks: logits = head(norm(hc_head(h_L))), the LM loss, then the MTP block and its loss.
-// h_last [N,n,d] = H(L); the MTP output goes to the next slot of hs_.
+// h_last [N,n,d] = H(L); the MTP output goes to the next slot of the states.
 void dsv4_model::head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last) {
     workspace::scope ws(ws_);
     const model_config& cfg = config();
@@ -139,13 +133,13 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     const int64_t nd = n * d;
     const mhc_dims md = mhc_dims_of(cfg);
     const double eps = cfg.rms_norm_eps;
-    head_acts& K = head_;
+    head_acts& K = acts_.head;
     section_timer timer(prof_, kernels_, "fwd.head");
-    float* x = sized(K.x, N * d);
-    float* xn = sized(K.xn, N * d);
-    float* xrstd = sized(K.xrstd, N);
-    float* hmix = sized(K.hmix, N * n);
-    float* hrho = sized(K.hrho, N);
+    float* x = K.x.data();
+    float* xn = K.xn.data();
+    float* xrstd = K.xrstd.data();
+    float* hmix = K.hmix.data();
+    float* hrho = K.hrho.data();
     kernels_.hc_head_forward(x, hmix, hrho, h_last, params_.w("hc_head_fn"), params_.w("hc_head_base"),
                              params_.w("hc_head_scale"), N, md);
     kernels_.rmsnorm_forward(xn, xrstd, x, params_.w("norm.weight"), N, d, eps);
@@ -156,8 +150,8 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     // orientation of that GEMM) and added once at the end
     head_grad_t hg{opts.backward ? ws.floats(d * config().vocab_size) : nullptr};
     const double lm_sum =
-        vocab_head(sized(K.dxn, N * d), &res.n_lm, xn, batch.labels, n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0,
-                   opts, opts.keep_logits ? &logits_out_ : nullptr, hg);
+        vocab_head(K.dxn.data(), &res.n_lm, xn, batch.labels, n_lm > 0 ? opts.loss_scale / (double)n_lm : 0.0, opts,
+                   opts.keep_logits ? &logits_out_ : nullptr, hg);
     res.lm = n_lm > 0 ? lm_sum / (double)n_lm : 0.0;
     if (!mtp) {
         add_head_grad(hg);
@@ -169,14 +163,13 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     const std::string p = "mtp.0.";
     float* e2 = ws.floats(N * d);
     kernels_.embedding_forward(e2, batch.mtp_input_ids, params_.w("embed.weight"), N, d);
-    float* en = sized(K.en, N * d);
-    float* erstd = sized(K.erstd, N);
+    float* en = K.en.data();
+    float* erstd = K.erstd.data();
     kernels_.rmsnorm_forward(en, erstd, e2, params_.w(p + "enorm.weight"), N, d, eps);
-    float* hn = sized(K.hn, N * nd);
-    float* hrstd = sized(K.hrstd, N * n);
+    float* hn = K.hn.data();
+    float* hrstd = K.hrstd.data();
     kernels_.rmsnorm_forward(hn, hrstd, h_last, params_.w(p + "hnorm.weight"), N * n, d, eps);
-    std::vector<float>& z = mtp_in_;
-    z.resize((size_t)N * nd);
+    std::span<float> z = acts_.mtp_in;
     kernels_.linear_fwd(z.data(), hn, params_.w(p + "h_proj.weight"), N * n, d, d, false);
     float* ep = ws.floats(N * d);
     kernels_.linear_fwd(ep, en, params_.w(p + "e_proj.weight"), N, d, d, false);
@@ -187,7 +180,7 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
             const float* ee = ep + t * d;
             for (int64_t i = 0; i < d; i++) zz[i] += ee[i];
         }
-    block_acts& A = opts.recompute ? acts_[0] : acts_.back();
+    block_acts& A = acts_.block(L - range_.first);  // the MTP block is the stage's last
     layer_ctx c;
     c.batch = &batch;
     c.opts = &opts;
@@ -198,12 +191,12 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     block_forward(A, h_mtp, z.data(), wblocks_[L], c);
     timer.next("fwd.head");
     res.block_bal[L] = A.bal;
-    res.expert_load[L] = A.load;
-    float* x2 = sized(K.x2, N * d);
-    float* xn2 = sized(K.xn2, N * d);
-    float* x2rstd = sized(K.x2rstd, N);
-    float* h2mix = sized(K.h2mix, N * n);
-    float* h2rho = sized(K.h2rho, N);
+    res.expert_load[L].assign(A.load.begin(), A.load.end());
+    float* x2 = K.x2.data();
+    float* xn2 = K.xn2.data();
+    float* x2rstd = K.x2rstd.data();
+    float* h2mix = K.h2mix.data();
+    float* h2rho = K.h2rho.data();
     kernels_.hc_head_forward(x2, h2mix, h2rho, h_mtp, params_.w(p + "hc_head_fn"), params_.w(p + "hc_head_base"),
                              params_.w(p + "hc_head_scale"), N, md);
     kernels_.rmsnorm_forward(xn2, x2rstd, x2, params_.w(p + "norm.weight"), N, d, eps);
@@ -211,7 +204,7 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     int64_t n_mtp = 0;
     for (int64_t t = 0; batch.mtp_labels && t < N; t++) n_mtp += batch.mtp_labels[t] >= 0;
     const double scale = n_mtp > 0 ? opts.loss_scale * opts.lambda_mtp / (double)n_mtp : 0.0;
-    const double mtp_sum = vocab_head(sized(K.dxn2, N * d), &res.n_mtp, xn2, batch.mtp_labels, scale, opts,
+    const double mtp_sum = vocab_head(K.dxn2.data(), &res.n_mtp, xn2, batch.mtp_labels, scale, opts,
                                       opts.keep_logits ? &mtp_logits_out_ : nullptr, hg);
     res.mtp = n_mtp > 0 ? mtp_sum / (double)n_mtp : 0.0;
     add_head_grad(hg);
@@ -273,7 +266,7 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult;
     const int64_t nd = n * d;
     const mhc_dims md = mhc_dims_of(cfg);
-    head_acts& K = head_;
+    const head_acts& K = acts_.head;
     section_timer timer(prof_, kernels_, "bwd.head");
     {
         float* dx = ws.floats(N * d);
@@ -295,7 +288,7 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
                               params_.w(p + "hc_head_base"), params_.w(p + "hc_head_scale"), K.h2mix.data(),
                               K.h2rho.data(), N, md);
     float* dz = ws.floats(N * nd);
-    block_acts& A = opts.recompute ? acts_[0] : acts_.back();
+    block_acts& A = acts_.block(L - range_.first);
     layer_ctx c;
     c.batch = &batch;
     c.opts = &opts;
@@ -303,9 +296,9 @@ void dsv4_model::head_backward(float* dh, const batch_view& batch, const step_op
     c.ratio = cfg.ratio(L);
     c.count_losses = false;
     timer.next("bwd.recompute");
-    if (opts.recompute) block_forward(A, h_mtp, mtp_in_.data(), wblocks_[L], c);
+    if (opts.recompute) block_forward(A, h_mtp, acts_.mtp_in.data(), wblocks_[L], c);
     timer.next(nullptr);
-    block_backward(A, dz, dz_out, mtp_in_.data(), wblocks_[L], gblocks_[L], c);
+    block_backward(A, dz, dz_out, acts_.mtp_in.data(), wblocks_[L], gblocks_[L], c);
     timer.next("bwd.mtp_in");
     // z = h_proj(hn) (per stream) + e_proj(en) (broadcast)
     float* dhn = ws.floats(N * nd);
@@ -338,8 +331,7 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
     const int64_t N = N_, d = cfg.hidden_size, n = cfg.hc_mult, V = cfg.vocab_size;
     const int64_t nd = n * d;
-    auto H = [&](int l) { return hs_.data() + (int64_t)(l - r.first) * N * nd; };
-    auto acts_of = [&](int l) -> block_acts& { return opts.recompute ? acts_[0] : acts_[l - r.first]; };
+    auto H = [&](int l) { return acts_.states.data() + (int64_t)(l - r.first) * N * nd; };
     // the MTP embedding gradient: produced by the last stage, applied by the first
     float* de_mtp_buf = r.first == 0 && r.last == L ? sized(de_mtp_, N * d) : de_mtp;
     TREX_CHECK(!mtp || de_mtp_buf || (r.first > 0 && r.last < L),
@@ -359,7 +351,7 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
         c.layer = l;
         c.ratio = cfg.ratio(l);
         c.count_losses = false;
-        block_acts& A = acts_of(l);
+        block_acts& A = acts_.block(l - r.first);
         timer.next("bwd.recompute");
         if (opts.recompute) block_forward(A, H(l + 1), H(l), wblocks_[l], c);
         timer.next(nullptr);

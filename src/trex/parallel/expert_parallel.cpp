@@ -44,7 +44,7 @@ std::vector<int64_t> ep_route::recv_counts(int64_t width) const {
     return per_peer(recv_rows, peers, experts_per_rank, width);
 }
 
-ep_route route_of(const std::vector<int64_t>& expert_offset, int peers, int experts_per_rank) {
+ep_route route_of(std::span<const int64_t> expert_offset, int peers, int experts_per_rank) {
     ep_route r;
     r.peers = peers;
     r.experts_per_rank = experts_per_rank;

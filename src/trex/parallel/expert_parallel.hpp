@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "trex/model/model.hpp"
@@ -30,7 +31,7 @@ struct ep_route {
 };
 
 // The send side of a route from the expert-sorted permutation's offsets [E+1] (recv_rows still zero).
-ep_route route_of(const std::vector<int64_t>& expert_offset, int peers, int experts_per_rank);
+ep_route route_of(std::span<const int64_t> expert_offset, int peers, int experts_per_rank);
 // Starts exchanging the per-expert row counts (a small all-to-all) into route.recv_rows.
 handle start_route_exchange(communicator& ep, ep_route& route);
 // Both, blocking.
@@ -56,6 +57,7 @@ class expert_parallel : public expert_dispatcher {
                   const std::function<void()>& overlap) override;
 
     void select_slot(int slot) override { slot_ = slot; }
+    bool keeps_routing_activations() const override { return false; }  // its layer_state holds the rows' a13
 
     bool overlap() const { return overlap_; }
     void set_overlap(bool on) { overlap_ = on; }

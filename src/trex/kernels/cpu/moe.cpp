@@ -7,9 +7,10 @@
 #include <numeric>
 #include <vector>
 
+#include "trex/base/error.hpp"
+#include "trex/base/scratch.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
-#include "trex/base/scratch.hpp"
 #include "trex/kernels/cpu/vec_math.hpp"
 
 namespace trex::cpu {
@@ -128,12 +129,14 @@ namespace {
 // Builds the expert-sorted permutation of the N·K routing slots (stable, ascending slot inside each expert).
 void build_permutation(moe_state& st, const int32_t* sel, int64_t N, int E, int K) {
     const int64_t NK = N * K;
-    st.expert_offset.assign(E + 1, 0);
+    TREX_CHECK((int64_t)st.expert_offset.size() == E + 1 && (int64_t)st.row_slot.size() == NK &&
+                   (int64_t)st.slot_row.size() == NK,
+               "moe routing: buffers sized for {} experts and {} slots, the layer has {} and {}",
+               st.expert_offset.size() - 1, st.row_slot.size(), E, NK);
+    std::fill(st.expert_offset.begin(), st.expert_offset.end(), 0);
     for (int64_t a = 0; a < NK; a++) st.expert_offset[sel[a] + 1]++;
     for (int e = 0; e < E; e++) st.expert_offset[e + 1] += st.expert_offset[e];
     std::vector<int64_t> fill(st.expert_offset.begin(), st.expert_offset.end() - 1);
-    st.row_slot.resize(NK);
-    st.slot_row.resize(NK);
     for (int64_t a = 0; a < NK; a++) {
         const int64_t r = fill[sel[a]]++;
         st.row_slot[r] = (int32_t)a;
@@ -176,7 +179,8 @@ void moe_experts_forward(float* y, moe_state& st, const float* x, const int32_t*
     float* hw = grow(hw_buf, (size_t)NK * I);
     float* yp = grow(yp_buf, (size_t)NK * d);
     float* wr = grow(wr_buf, (size_t)NK);
-    st.a13.resize((size_t)NK * 2 * I);
+    TREX_CHECK((int64_t)st.a13.size() == NK * 2 * I, "moe routing: a13 holds {} floats, the experts need {}",
+               st.a13.size(), NK * 2 * I);
     gather_rows(xp, x, st, d, K);
     for (int e = 0; e < E; e++) {
         const int64_t r0 = st.expert_offset[e], n = st.expert_offset[e + 1] - r0;
