@@ -1,4 +1,4 @@
-// Fuzz target: the CPLEX LP reader, read_lp_text (src/trex/optmodel/glpk_io.hpp; GLPK underneath, its fatal errors
+// Fuzz target: the CPLEX LP reader, read_lp_text (src/trex/optmodel/ir/glpk_io.hpp; GLPK underneath, its fatal errors
 // caught by glpk_run).
 //
 // Input: the text of an LP file. A trex::error is a rejected input; anything else is a finding (fuzz_support.hpp).
@@ -6,7 +6,7 @@
 
 #include "fuzz_support.hpp"
 #include "trex/base/error.hpp"
-#include "trex/optmodel/glpk_io.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// Fuzz target: the MathProg reader, read_mathprog_text (src/trex/optmodel/glpk_io.hpp: GLPK's translator, model and
+// Fuzz target: the MathProg reader, read_mathprog_text (src/trex/optmodel/ir/glpk_io.hpp: GLPK's translator, model and
 // data section, generation).
 //
 // Input: the text of a MathProg model. A trex::error is a rejected input; anything else is a finding
@@ -16,7 +16,7 @@
 
 #include "fuzz_support.hpp"
 #include "trex/base/error.hpp"
-#include "trex/optmodel/glpk_io.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
 
 namespace {
 

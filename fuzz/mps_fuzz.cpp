@@ -1,4 +1,4 @@
-// Fuzz target: the MPS reader, read_mps_text (src/trex/optmodel/glpk_io.hpp) with format detection, so both GLPK's
+// Fuzz target: the MPS reader, read_mps_text (src/trex/optmodel/ir/glpk_io.hpp) with format detection, so both GLPK's
 // free and fixed MPS readers and our OBJSENSE handling see every input.
 //
 // Input: the text of an MPS file. A trex::error is a rejected input; anything else is a finding (fuzz_support.hpp).
@@ -6,7 +6,7 @@
 
 #include "fuzz_support.hpp"
 #include "trex/base/error.hpp"
-#include "trex/optmodel/glpk_io.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

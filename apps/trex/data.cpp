@@ -15,9 +15,9 @@
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
-#include "trex/optmodel/data_build.hpp"
-#include "trex/optmodel/decontam.hpp"
-#include "trex/optmodel/family.hpp"
+#include "trex/optmodel/data_build/data_build.hpp"
+#include "trex/optmodel/data_build/decontam.hpp"
+#include "trex/optmodel/families/family.hpp"
 
 namespace trex::cli {
 

@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "support/test_support.hpp"
-#include "trex/optmodel/python_runner.hpp"
-#include "trex/optmodel/render.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/render/render.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::optmodel;

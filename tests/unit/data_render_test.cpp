@@ -5,9 +5,9 @@
 #include <functional>
 #include <regex>
 
-#include "trex/optmodel/format.hpp"
-#include "trex/optmodel/python_runner.hpp"
-#include "trex/optmodel/render.hpp"
+#include "trex/optmodel/ir/format.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/render/render.hpp"
 
 using namespace trex::optmodel;
 

@@ -24,7 +24,7 @@
 #include "trex/eval/backend.hpp"
 #include "trex/eval/oracle.hpp"
 #include "trex/eval/run.hpp"
-#include "trex/optmodel/data_build.hpp"
+#include "trex/optmodel/data_build/data_build.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::eval;

@@ -15,7 +15,7 @@
 #include "trex/eval/oracle.hpp"
 #include "trex/eval/prompts.hpp"
 #include "trex/eval/structure.hpp"
-#include "trex/optmodel/glpk_io.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::eval;

@@ -10,13 +10,13 @@
 #include <set>
 
 #include "support/test_support.hpp"
-#include "trex/optmodel/code.hpp"
-#include "trex/optmodel/family.hpp"
-#include "trex/optmodel/glpk_io.hpp"
-#include "trex/optmodel/latex.hpp"
-#include "trex/optmodel/python_runner.hpp"
-#include "trex/optmodel/verify.hpp"
-#include "trex/optmodel/writers.hpp"
+#include "trex/optmodel/render/code.hpp"
+#include "trex/optmodel/families/family.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
+#include "trex/optmodel/ir/latex.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/solvers/verify.hpp"
+#include "trex/optmodel/ir/writers.hpp"
 
 using namespace trex::optmodel;
 

@@ -12,12 +12,12 @@
 
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
-#include "trex/optmodel/format.hpp"
-#include "trex/optmodel/glpk_io.hpp"
-#include "trex/optmodel/latex.hpp"
-#include "trex/optmodel/solve.hpp"
-#include "trex/optmodel/verify.hpp"
-#include "trex/optmodel/writers.hpp"
+#include "trex/optmodel/ir/format.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
+#include "trex/optmodel/ir/latex.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
+#include "trex/optmodel/solvers/verify.hpp"
+#include "trex/optmodel/ir/writers.hpp"
 
 using namespace trex::optmodel;
 

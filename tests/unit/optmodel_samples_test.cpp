@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "trex/optmodel/glpk_io.hpp"
-#include "trex/optmodel/solve.hpp"
-#include "trex/optmodel/verify.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
+#include "trex/optmodel/solvers/verify.hpp"
 
 using namespace trex::optmodel;
 

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "trex/optmodel/glpk_io.hpp"
-#include "trex/optmodel/solve.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
 
 using namespace trex::optmodel;
 

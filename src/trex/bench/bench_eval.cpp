@@ -12,11 +12,11 @@
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
 #include "trex/eval/run.hpp"
-#include "trex/optmodel/code.hpp"
-#include "trex/optmodel/family.hpp"
-#include "trex/optmodel/format.hpp"
-#include "trex/optmodel/solve.hpp"
-#include "trex/optmodel/writers.hpp"
+#include "trex/optmodel/render/code.hpp"
+#include "trex/optmodel/families/family.hpp"
+#include "trex/optmodel/ir/format.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
+#include "trex/optmodel/ir/writers.hpp"
 
 namespace trex::bench {
 

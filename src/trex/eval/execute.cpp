@@ -21,10 +21,10 @@
 #include "trex/base/timer.hpp"
 #include "trex/eval/sandbox_cgroup.hpp"
 #include "trex/eval/structure.hpp"
-#include "trex/optmodel/format.hpp"
-#include "trex/optmodel/glpk_io.hpp"
-#include "trex/optmodel/python_runner.hpp"
-#include "trex/optmodel/solve.hpp"
+#include "trex/optmodel/ir/format.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
 
 namespace trex::eval {
 

@@ -7,9 +7,9 @@
 #include <numeric>
 
 #include "trex/base/rng.hpp"
-#include "trex/optmodel/glpk_io.hpp"
-#include "trex/optmodel/solve.hpp"
-#include "trex/optmodel/writers.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
+#include "trex/optmodel/ir/writers.hpp"
 
 namespace trex::eval {
 

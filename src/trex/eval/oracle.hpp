@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "trex/eval/benchmark.hpp"
-#include "trex/optmodel/model.hpp"
+#include "trex/optmodel/ir/model.hpp"
 
 namespace trex::eval {
 

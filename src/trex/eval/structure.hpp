@@ -17,7 +17,7 @@
 
 #include <string>
 
-#include "trex/optmodel/model.hpp"
+#include "trex/optmodel/ir/model.hpp"
 
 namespace trex::eval {
 

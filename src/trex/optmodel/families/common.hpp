@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trex/optmodel/family.hpp"
+#include "trex/optmodel/families/family.hpp"
 
 namespace trex::optmodel::families {
 

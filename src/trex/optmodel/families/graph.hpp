@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "trex/optmodel/text.hpp"
+#include "trex/optmodel/families/text.hpp"
 
 namespace trex::optmodel::families {
 

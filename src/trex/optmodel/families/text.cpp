@@ -1,0 +1,192 @@
+#include "trex/optmodel/families/text.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <unordered_map>
+
+#include "trex/base/error.hpp"
+#include "trex/base/rng.hpp"
+
+namespace trex::optmodel {
+
+double rng::uniform() { return uniform01(seed_, stream_, index_++); }
+
+int rng::int_in(int lo, int hi) {
+    if (hi <= lo) return lo;
+    int v = lo + (int)std::floor(uniform() * (double)(hi - lo + 1));
+    return v > hi ? hi : v;
+}
+
+double rng::real_in(double lo, double hi, int decimals) {
+    const double s = std::pow(10.0, decimals);
+    return std::round((lo + (hi - lo) * uniform()) * s) / s;
+}
+
+bool rng::chance(double p) { return uniform() < p; }
+
+std::vector<int> rng::permutation(int n) {
+    std::vector<int> p(n);
+    for (int i = 0; i < n; i++) p[i] = i;
+    for (int i = n - 1; i > 0; i--) std::swap(p[i], p[int_in(0, i)]);
+    return p;
+}
+
+std::string capitalise(std::string s) {
+    if (!s.empty()) s[0] = (char)std::toupper((unsigned char)s[0]);
+    return s;
+}
+
+std::string join_and(const std::vector<std::string>& items, const std::string& conj) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); i++) {
+        if (i > 0) out += (i + 1 == items.size()) ? (items.size() > 2 ? ", " + conj + " " : " " + conj + " ") : ", ";
+        out += items[i];
+    }
+    return out;
+}
+
+namespace {
+
+// Index of the ']' closing the '[' at p (nesting aware), or npos.
+size_t close_bracket(const std::string& s, size_t p) {
+    int depth = 0;
+    for (size_t i = p; i < s.size(); i++) {
+        if (s[i] == '[') depth++;
+        if (s[i] == ']' && --depth == 0) return i;
+    }
+    return std::string::npos;
+}
+
+std::vector<std::string> split_top(const std::string& s) {
+    std::vector<std::string> out(1);
+    int depth = 0;
+    for (char c : s) {
+        if (c == '[') depth++;
+        if (c == ']') depth--;
+        if (c == '|' && depth == 0) out.emplace_back();
+        else out.back() += c;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string expand(const std::string& t, const vocab& v, rng& r) {
+    std::string out;
+    for (size_t i = 0; i < t.size(); i++) {
+        const char c = t[i];
+        if (c == '[') {
+            const size_t e = close_bracket(t, i);
+            if (e == std::string::npos) {
+                out += c;
+                continue;
+            }
+            auto alts = split_top(t.substr(i + 1, e - i - 1));
+            out += expand(alts[(size_t)r.int_in(0, (int)alts.size() - 1)], v, r);
+            i = e;
+        } else if (c == '{') {
+            const size_t e = t.find('}', i);
+            if (e == std::string::npos) {
+                out += c;
+                continue;
+            }
+            const std::string key = t.substr(i + 1, e - i - 1);
+            auto it = v.find(key);
+            if (it != v.end()) {
+                out += expand(it->second, v, r);
+            } else {
+                std::string low = key;
+                if (!low.empty()) low[0] = (char)std::tolower((unsigned char)low[0]);
+                auto it2 = v.find(low);
+                if (it2 != v.end() && low != key) out += capitalise(expand(it2->second, v, r));
+                else out += "{" + key + "}";
+            }
+            i = e;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+const std::unordered_map<std::string, std::vector<std::string>>& pools() {
+    static const std::unordered_map<std::string, std::vector<std::string>> p = {
+        {"cities", {"Springfield", "Riverton", "Lakeside", "Fairview", "Greenville", "Madison", "Clinton",
+                    "Georgetown", "Salem", "Franklin", "Ashland", "Milton", "Dover", "Oxford", "Bristol", "Kingston",
+                    "Newport", "Arlington", "Burlington", "Chester", "Dayton", "Easton", "Florence", "Hudson"}},
+        {"plants", {"Plant North", "Plant South", "Plant East", "Plant West", "Plant Central", "Plant Delta",
+                    "Plant Harbor", "Plant Valley", "Plant Ridge", "Plant Summit"}},
+        {"warehouses", {"Warehouse A", "Warehouse B", "Warehouse C", "Warehouse D", "Warehouse E", "Warehouse F",
+                        "Warehouse G", "Warehouse H", "Warehouse I", "Warehouse J"}},
+        {"products", {"Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa",
+                      "Lambda", "Sigma"}},
+        {"furniture", {"chairs", "tables", "desks", "shelves", "cabinets", "benches", "stools", "beds"}},
+        {"foods", {"oats", "rice", "beans", "milk", "eggs", "bread", "lentils", "spinach", "chicken", "yogurt",
+                   "peanuts", "carrots", "apples", "tofu"}},
+        {"nutrients", {"protein", "fiber", "calcium", "iron", "vitamin C", "energy", "vitamin A", "magnesium"}},
+        {"workers", {"Ana", "Ben", "Carla", "Dev", "Elif", "Femi", "Grace", "Hiro", "Ines", "Jonas", "Kemal",
+                     "Lena", "Marco", "Nadia", "Omar", "Priya"}},
+        {"tasks", {"audit", "design", "testing", "support", "training", "review", "packing", "inspection",
+                   "planning", "reporting", "cleaning", "delivery", "coding", "survey", "repair", "filing"}},
+        {"machines", {"Machine 1", "Machine 2", "Machine 3", "Machine 4", "Machine 5", "Machine 6"}},
+        {"jobs", {"Job A", "Job B", "Job C", "Job D", "Job E", "Job F", "Job G", "Job H", "Job I", "Job J",
+                  "Job K", "Job L", "Job M", "Job N"}},
+        {"assets", {"bonds", "equities", "real estate", "commodities", "cash", "infrastructure", "private credit",
+                    "emerging markets", "gold", "index fund"}},
+        {"items", {"tent", "stove", "lantern", "rope", "first-aid kit", "water filter", "sleeping bag", "radio",
+                   "map set", "solar charger", "toolkit", "blanket", "food pack", "camera", "binoculars",
+                   "life vest"}},
+        {"hospitals", {"St. Mary", "General", "Mercy", "Riverside", "Children's", "University", "Valley",
+                       "Memorial", "Hillcrest", "Bayview"}},
+        {"schools", {"Lincoln High", "Oak Elementary", "Maple Middle", "Cedar Academy", "Pine School",
+                     "Elm Primary", "Birch College", "Willow High", "Aspen Middle", "Spruce Elementary"}},
+        {"sites", {"Site 1", "Site 2", "Site 3", "Site 4", "Site 5", "Site 6", "Site 7", "Site 8", "Site 9",
+                   "Site 10", "Site 11", "Site 12"}},
+        {"regions", {"North", "South", "East", "West", "Central", "Coastal", "Highland", "Metro", "Rural",
+                     "Lakeshore"}},
+        {"ingredients", {"ore A", "ore B", "ore C", "scrap", "alloy mix", "silica", "limestone", "clay", "sand",
+                         "crushed glass"}},
+        {"generators", {"coal unit", "gas turbine", "hydro station", "wind farm", "solar park", "biomass unit",
+                        "diesel unit", "geothermal unit"}},
+        {"periods", {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}},
+        {"weeks", {"Week 1", "Week 2", "Week 3", "Week 4", "Week 5", "Week 6", "Week 7", "Week 8"}},
+        {"slots", {"06-10", "10-14", "14-18", "18-22", "22-02", "02-06"}},
+        {"nodes", {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P"}},
+        {"resources", {"labor hours", "machine hours", "raw material", "packaging", "storage space",
+                       "energy", "testing time", "assembly time"}},
+        {"courses", {"Algebra", "Biology", "Chemistry", "History", "Literature", "Physics", "Art", "Music",
+                     "Geography", "Economics"}},
+        {"vehicles", {"Truck 1", "Truck 2", "Truck 3", "Truck 4", "Truck 5"}},
+        {"elements", {"carbon", "chromium", "nickel", "manganese", "silicon", "copper"}},
+        {"fuel_properties", {"sulfur", "aromatics", "oxygenates", "olefins", "benzene", "water"}},
+        {"soil_nutrients", {"nitrogen", "phosphorus", "potassium", "organic matter", "moisture", "calcium"}},
+        {"fuel_components", {"reformate", "alkylate", "naphtha", "butane", "ethanol", "isomerate", "raffinate",
+                             "FCC gasoline"}},
+        {"feedstocks", {"food waste", "yard waste", "manure", "straw", "sawdust", "coffee grounds", "leaves",
+                        "wood chips"}},
+    };
+    return p;
+}
+
+}  // namespace
+
+std::vector<std::string> pool_names(const std::string& pool, int n, rng& r) {
+    auto it = pools().find(pool);
+    TREX_CHECK(it != pools().end(), "unknown name pool '{}'", pool);
+    const auto& src = it->second;
+    // calendar-like pools keep their order (periods must read Jan, Feb, ...), the others are shuffled
+    const bool ordered = pool == "periods" || pool == "weeks" || pool == "slots";
+    std::vector<int> perm = r.permutation((int)src.size());
+    if (ordered)
+        for (size_t i = 0; i < perm.size(); i++) perm[i] = (int)i;
+    std::vector<std::string> out;
+    for (int i = 0; i < n; i++) {
+        if (i < (int)src.size()) out.push_back(src[perm[i]]);
+        else out.push_back(fmt::format("{} {}", src[perm[i % src.size()]], i / (int)src.size() + 1));
+    }
+    return out;
+}
+
+}  // namespace trex::optmodel

@@ -1,0 +1,80 @@
+// Solving the IR: COIN (Clp for LPs, Cbc through CbcMain0/CbcMain1 for MILPs) and, independently, GLPK
+// (glp_simplex / glp_intopt, presolve on). Solver logs are suppressed; every call has a time limit.
+//
+// Numbers: both solvers get the model's numbers through solver_bounds_of, so they see the same model and none of
+// them is handed a number that makes it abort (Clp asserts |objective coefficient| < 1e25 and kills the process) or
+// answer garbage (coefficients of 1e100: Clp "status 4", Cbc "infeasible", GLPK "optimal 1e-100"):
+//   * a bound or right-hand side of magnitude >= kSolverInfinity (1e30, COIN's infinity) on the side where it means
+//     "no bound" is infinite: ub >= 1e30, lb <= -1e30, the rhs of a <= row >= 1e30 or of a >= row <= -1e30 (that
+//     row then bounds nothing);
+//   * refused — status error, a one-line message naming the model, the variable or constraint and the number, and
+//     no solver called — are NaN anywhere, ±inf or magnitudes >= 1e30 on the other side (lb >= 1e30, ub <= -1e30, a
+//     <= row at <= -1e30, a >= row at >= 1e30, an equality at |rhs| >= 1e30), constraint coefficients with
+//     |a| >= kMaxMatrixCoefficient (1e30), objective coefficients with |c| >= kMaxObjectiveCoefficient (1e25) and a
+//     non-finite objective constant.
+//
+// Time: limits are wall-clock for every solver (Cbc runs with -timeMode elapsed, as GLPK's tm_lim is). A small MILP
+// (is_small_mip: at most kSmallMipMaxIntegerVars integer/binary variables and kSmallMipMaxRows constraints) that Cbc
+// does not finish gets a second solver (solve_options::glpk_retry, on by default): Cbc runs for
+// kSmallMipCbcShare of the limit, and when it stops at that limit without proving optimality, GLPK runs for the rest
+// (at least a tenth of the limit). GLPK's answer replaces Cbc's only when it is an optimum whose solution checks out
+// (every bound and row within 1e-6 + 1e-9·Σ|a_ij x_j|, and no worse than a solution Cbc found): GLPK's MIP presolve
+// was seen calling a feasible equality knapsack infeasible, and accepting a solution one unit off a row of 1.4e8.
+// The result then says solver "glpk-intopt", fallback_from "cbc". Otherwise Cbc's time_limit stands, with what GLPK
+// answered in its message. So small awkward models (equality knapsacks with large near-parallel coefficients, which
+// Cbc needs seconds to minutes for and GLPK solves in a fraction of a second: docs/or_data.md) are solved within the
+// one limit; a solve with a retry takes at most about 1.1x its limit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trex/optmodel/ir/model.hpp"
+
+namespace trex::optmodel {
+
+enum class solve_status { optimal, infeasible, unbounded, time_limit, error };
+const char* solve_status_name(solve_status s);  // "optimal", "infeasible", "unbounded", "time_limit", "error"
+
+struct solve_options {
+    double time_limit_s = 10.0;
+    bool glpk_retry = true;  // solve_coin on a small MILP: GLPK after a Cbc time limit (off for cross-checks)
+};
+
+constexpr int kSmallMipMaxIntegerVars = 50;
+constexpr int kSmallMipMaxRows = 100;
+constexpr double kSmallMipCbcShare = 0.5;
+bool is_small_mip(const model& m);  // a MILP within both limits above
+
+struct solve_result {
+    solve_status status = solve_status::error;
+    double objective = 0.0;            // with the constant; meaningful when optimal
+    std::vector<double> x;             // [vars] primal values (when optimal)
+    std::vector<double> activity;      // [cons] row activities a_i x (when optimal)
+    // LPs only (when optimal): dual[i] = d(optimal objective)/d(rhs_i) and reduced_cost[j] = d(objective)/d(x_j)
+    // along the basis, both in the model's own sense (for a max problem a positive dual means "more rhs, more
+    // objective").
+    std::vector<double> dual;          // [cons]
+    std::vector<double> reduced_cost;  // [vars]
+    double seconds = 0.0;
+    std::string solver;         // "clp", "cbc", "glpk-simplex", "glpk-intopt": the solver that produced the result
+    std::string fallback_from;  // "cbc" when GLPK's retry produced it after Cbc's time limit, else empty
+    std::string message;        // for error; for a time_limit after a GLPK retry that was not taken, what GLPK said
+};
+
+constexpr double kSolverInfinity = 1e30;
+constexpr double kMaxMatrixCoefficient = 1e30;
+constexpr double kMaxObjectiveCoefficient = 1e25;
+
+// Column and row bounds as a solver gets them: [lo, up] per variable and per constraint, ±inf where unbounded.
+struct solver_bounds {
+    std::vector<double> col_lo, col_up;
+    std::vector<double> row_lo, row_up;
+};
+// The bounds of m under the rules above; throws trex::error naming what is refused.
+solver_bounds solver_bounds_of(const model& m);
+
+solve_result solve_coin(const model& m, const solve_options& opt = {});
+solve_result solve_glpk(const model& m, const solve_options& opt = {});
+
+}  // namespace trex::optmodel
