@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "trex/base/sanitizer.hpp"
 #include "trex/model/activations.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
@@ -148,4 +149,24 @@ TEST(ActivationPlan, TheArenaGrowsOnlyWhenAPlanNeedsMore) {
     acts.plan(rec);
     const float* y0 = acts.block(0).y1.data();
     EXPECT_EQ(acts.block(2).y1.data(), y0);
+}
+
+TEST(ActivationPlan, InAsanBuildsAccessPastAPlannedTensorIsReported) {
+    if (!trex::kAddressSanitizer) GTEST_SKIP() << "the red zones between tensors exist in ASan builds only";
+    trex::block_act_shape s;
+    s.N = 8, s.d = 16, s.n = 4, s.rows = 24, s.dc = 8, s.H = 2, s.c = 8, s.groups = 2, s.dg = 4, s.keys = 24;
+    s.E = 4, s.K = 2, s.Is = 8, s.routed = 16, s.a13_width = 16;
+    trex::stage_plan p;
+    p.states = 3 * 8 * 64;
+    p.blocks = {s};
+    trex::stage_activations acts;
+    acts.plan(p);
+    std::span<int32_t> keys = acts.block(0).key_idx;
+    keys[keys.size() - 1] = 7;  // the last planned element is fine
+    EXPECT_DEATH(
+        {
+            volatile int32_t* past = keys.data() + keys.size();
+            *past = 7;
+        },
+        "use-after-poison");
 }

@@ -37,21 +37,13 @@
 #include <string>
 #include <vector>
 
+#include "trex/base/sanitizer.hpp"
+
 namespace trex::eval {
 
-// Whether this build is instrumented with AddressSanitizer: the programs the sandbox runs from this binary itself
-// (the solve worker, the probe) then need limit_address_space off.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
+// Programs the sandbox runs from an ASan build of this binary itself (the solve worker, the probe) need
+// limit_address_space off (trex/base/sanitizer.hpp).
+using trex::kAddressSanitizer;
 
 struct sandbox_limits {
     double wall_s = 60;            // wall clock, then SIGKILL

@@ -148,18 +148,28 @@ void stage_activations::plan(const stage_plan& p) {
         std::memset(arena_.get(), 0, need);
         capacity_ = need;
     }
-    act_layout bind(arena_.get());
-    bind.place(states, p.states);
-    bind.place(mtp_in, p.mtp_in);
-    layout_head_acts(bind, head, p.head);
     shapes_ = p.blocks;
     head_shape_ = p.head;
     recompute_ = p.recompute;
     blocks_.assign(p.recompute ? std::min<size_t>(p.blocks.size(), 1) : p.blocks.size(), block_acts{});
+    std::vector<act_place> bound;  // ASan builds: what is addressable
+    std::vector<act_place>* rec = kAddressSanitizer ? &bound : nullptr;
+    act_layout bind(arena_.get(), rec);
+    bind.place(states, p.states);
+    bind.place(mtp_in, p.mtp_in);
+    layout_head_acts(bind, head, p.head);
     for (size_t i = 0; i < blocks_.size(); i++) {
-        act_layout at(arena_.get() + blocks_at_ + offset_[i]);
+        act_layout at(arena_.get() + blocks_at_ + offset_[i], rec, blocks_at_ + offset_[i]);
         layout_block_acts(at, blocks_[i], shapes_[i]);
     }
+    expose(0, capacity_, bound);
+}
+
+// ASan builds: only the bound tensors of [from, to) are addressable.
+void stage_activations::expose(size_t from, size_t to, const std::vector<act_place>& places) const {
+    if (!kAddressSanitizer) return;
+    asan_poison(arena_.get() + from, to - from);
+    for (const act_place& p : places) asan_unpoison(arena_.get() + p.offset, p.bytes);
 }
 
 std::vector<act_place> stage_activations::placements() const {
@@ -181,8 +191,10 @@ std::vector<act_place> stage_activations::placements() const {
 block_acts& stage_activations::block(int i) {
     TREX_ASSERT(i >= 0 && (size_t)i < shapes_.size());
     if (!recompute_) return blocks_[i];
-    act_layout at(arena_.get() + blocks_at_);
+    std::vector<act_place> bound;
+    act_layout at(arena_.get() + blocks_at_, kAddressSanitizer ? &bound : nullptr, blocks_at_);
     layout_block_acts(at, blocks_[0], shapes_[i]);
+    expose(blocks_at_, capacity_, bound);
     return blocks_[0];
 }
 

@@ -24,6 +24,7 @@
 #include <span>
 #include <vector>
 
+#include "trex/base/sanitizer.hpp"
 #include "trex/kernels/types.hpp"
 
 namespace trex {
@@ -110,7 +111,8 @@ struct act_place {
 };
 
 // Places tensors one after another, each 64-byte aligned. base == nullptr: counts bytes only. With `record`, every
-// placement is appended to it (offsets from `origin`).
+// placement is appended to it (offsets from `origin`). In ASan builds every tensor is followed by a 64-byte red zone
+// that stage_activations poisons, so a layer that runs past a planned size is reported.
 class act_layout {
    public:
     explicit act_layout(std::byte* base = nullptr, std::vector<act_place>* record = nullptr, size_t origin = 0)
@@ -119,7 +121,7 @@ class act_layout {
     void place(std::span<T>& v, int64_t n) {
         if (base_) v = std::span<T>(reinterpret_cast<T*>(base_ + used_), (size_t)n);
         if (record_) record_->push_back({origin_ + used_, (size_t)n * sizeof(T)});
-        used_ += round_up((size_t)n * sizeof(T));
+        used_ += round_up((size_t)n * sizeof(T)) + (kAddressSanitizer ? 64 : 0);
     }
     size_t bytes() const { return used_; }
 
@@ -165,6 +167,7 @@ class stage_activations {
     std::vector<size_t> offset_;  // per block, from blocks_at_ (all 0 under recompute)
     std::vector<block_acts> blocks_;
     bool recompute_ = false;
+    void expose(size_t from, size_t to, const std::vector<act_place>& places) const;
 };
 
 }  // namespace trex
