@@ -21,7 +21,7 @@
 
 namespace {
 
-constexpr int kEntries = 41;
+constexpr int kEntries = 53;
 std::array<long, kEntries> g_calls{};
 std::array<const char*, kEntries> g_names{};
 
@@ -82,6 +82,18 @@ trex::kernel_table counting_table() {
     TREX_COUNTED(38, balance_loss_backward);
     TREX_COUNTED(39, cross_entropy_fused);
     TREX_COUNTED(40, syrk);
+    TREX_COUNTED(41, copy);
+    TREX_COUNTED(42, fill_zero);
+    TREX_COUNTED(43, scale);
+    TREX_COUNTED(44, add);
+    TREX_COUNTED(45, broadcast_streams);
+    TREX_COUNTED(46, sum_streams);
+    TREX_COUNTED(47, rms_unweighted_backward);
+    TREX_COUNTED(48, attention_keys);
+    TREX_COUNTED(49, indexer_head_sums);
+    TREX_COUNTED(50, indexer_target);
+    TREX_COUNTED(51, hash_select);
+    TREX_COUNTED(52, expert_load);
     return t;
 }
 

@@ -8,8 +8,10 @@
 // argument explicitly (no defaults: a table entry is a function pointer).
 //
 // The optimizer (optim/, parallel/zero_optimizer) reaches its GEMMs (Muon's Newton-Schulz) through the same table.
-// What the seam does not cover yet: buffers are host arrays (std::vector<float> in the model's activations and the
-// parameter arenas).
+// The layers touch no tensor element themselves: copies, zero fills, elementwise passes and the layers' bookkeeping
+// (key lists, the indexer's target, hash routing, expert loads) are entries too. What the seam does not cover yet:
+// the memory is allocated on the host (the parameter arenas, the activation arena, the workspace), and the batch
+// geometry and the token ids are host arrays the kernels read.
 #pragma once
 
 #include <cstdint>
@@ -123,9 +125,37 @@ struct kernel_table {
     // ---- loss
     double (*cross_entropy_fused)(float* logits_to_grad, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V,
                                   double scale) = nullptr;
+
+    // ---- copies and elementwise passes between the math kernels (a layer touches no tensor element itself)
+    void (*copy)(float* dst, const float* src, int64_t n) = nullptr;
+    void (*fill_zero)(float* x, int64_t n) = nullptr;
+    void (*scale)(float* y, const float* x, float a, int64_t n) = nullptr;
+    void (*add)(float* y, const float* x, int64_t n) = nullptr;
+    void (*broadcast_streams)(float* out, const float* x, int64_t N, int64_t n, int64_t d, bool accumulate) = nullptr;
+    void (*sum_streams)(float* out, const float* in, int64_t N, int64_t n, int64_t d) = nullptr;
+    void (*rms_unweighted_backward)(float* dx, const float* dy, const float* yhat, const float* rstd, int64_t R,
+                                    int64_t D) = nullptr;
+
+    // ---- the layers' bookkeeping: attention key lists, the indexer loss's target, hash routing, expert loads
+    int64_t (*attention_keys)(int64_t* key_offset, int32_t* key_idx, int32_t* n_window, const int32_t* pos,
+                              const int32_t* doc_of, const int64_t* entry_offset, const int32_t* sel,
+                              const int32_t* nsel, int64_t kw, int64_t N, int64_t window, int m) = nullptr;
+    void (*indexer_head_sums)(double* sums, const float* P, const int64_t* key_offset, const int32_t* n_window,
+                              const int32_t* nsel, int64_t N, int H, int64_t kw) = nullptr;
+    void (*indexer_target)(float* p, const double* sums, const int32_t* nsel, int64_t N, int64_t kw) = nullptr;
+    void (*hash_select)(int32_t* sel, const int32_t* tid2eid, const int32_t* ids, int64_t N, int K) = nullptr;
+    void (*expert_load)(int64_t* load, const int32_t* sel, int64_t n_slots, int E) = nullptr;
 };
 
 // The CPU backend's table (kernels/cpu/kernel_table.cpp): every entry is the kernels/cpu function of its name.
 const kernel_table& cpu_kernels();
+
+// The reference backend's table (kernels/ref/kernel_table.cpp): every entry is computed by the plain loops of
+// kernels/ref (the float instantiation; GEMM, SYRK and the MoE permutation by plain loops of the same style), with
+// small adapters where the table's contract (the +=/= conventions, accumulate flags, row_scale, the fused residual
+// of hc_pre_backward, the MoE routing state) differs from the reference signature. Single-threaded and slow: the
+// oracle that another backend's table (the CPU one, a future CUDA one) is tested against, entry by entry or as a
+// whole model built with it.
+const kernel_table& ref_kernels();
 
 }  // namespace trex

@@ -123,12 +123,25 @@ size_t block_act_bytes(const block_act_shape& s) {
     return count.bytes();
 }
 
+// The stage's fixed part in its order: the states, the MTP input, the heads.
+void stage_activations::layout_fixed(act_layout& L, std::span<float>& states, std::span<float>& mtp_in, head_acts& head,
+                                     int64_t n_states, int64_t n_mtp, const head_act_shape& hs) {
+    L.place(states, n_states);
+    L.place(mtp_in, n_mtp);
+    layout_head_acts(L, head, hs);
+}
+
+// Block i's tensors (shape i) at its place in the blocks' region (base == nullptr: placements recorded only).
+void stage_activations::layout_block(std::byte* base, std::vector<act_place>* rec, size_t i, block_acts& A) const {
+    const size_t at = blocks_at_ + offset_[i];
+    act_layout L(base ? base + at : nullptr, rec, at);
+    layout_block_acts(L, A, shapes_[i]);
+}
+
 void stage_activations::plan(const stage_plan& p) {
     // [states][mtp_in][heads][blocks: one region each, or one shared region under recompute]
     act_layout count;
-    count.place(states, p.states);
-    count.place(mtp_in, p.mtp_in);
-    layout_head_acts(count, head, p.head);
+    layout_fixed(count, states, mtp_in, head, p.states, p.mtp_in, p.head);
     blocks_at_ = count.bytes();
     offset_.assign(p.blocks.size(), 0);
     size_t region = 0;
@@ -155,13 +168,8 @@ void stage_activations::plan(const stage_plan& p) {
     std::vector<act_place> bound;  // ASan builds: what is addressable
     std::vector<act_place>* rec = kAddressSanitizer ? &bound : nullptr;
     act_layout bind(arena_.get(), rec);
-    bind.place(states, p.states);
-    bind.place(mtp_in, p.mtp_in);
-    layout_head_acts(bind, head, p.head);
-    for (size_t i = 0; i < blocks_.size(); i++) {
-        act_layout at(arena_.get() + blocks_at_ + offset_[i], rec, blocks_at_ + offset_[i]);
-        layout_block_acts(at, blocks_[i], shapes_[i]);
-    }
+    layout_fixed(bind, states, mtp_in, head, p.states, p.mtp_in, p.head);
+    for (size_t i = 0; i < blocks_.size(); i++) layout_block(arena_.get(), rec, i, blocks_[i]);
     expose(0, capacity_, bound);
 }
 
@@ -175,15 +183,13 @@ void stage_activations::expose(size_t from, size_t to, const std::vector<act_pla
 std::vector<act_place> stage_activations::placements() const {
     std::vector<act_place> out;
     act_layout L(nullptr, &out);
-    std::span<float> unbound;
-    head_acts heads;
-    L.place(unbound, states.size());
-    L.place(unbound, mtp_in.size());
-    layout_head_acts(L, heads, head_shape_);
+    std::span<float> unbound_states, unbound_mtp;
+    head_acts unbound_head;
+    layout_fixed(L, unbound_states, unbound_mtp, unbound_head, (int64_t)states.size(), (int64_t)mtp_in.size(),
+                 head_shape_);
     for (size_t i = 0; i < shapes_.size(); i++) {
-        block_acts A;
-        act_layout at(nullptr, &out, blocks_at_ + offset_[i]);
-        layout_block_acts(at, A, shapes_[i]);
+        block_acts unbound;
+        layout_block(nullptr, &out, i, unbound);
     }
     return out;
 }
@@ -192,8 +198,7 @@ block_acts& stage_activations::block(int i) {
     TREX_ASSERT(i >= 0 && (size_t)i < shapes_.size());
     if (!recompute_) return blocks_[i];
     std::vector<act_place> bound;
-    act_layout at(arena_.get() + blocks_at_, kAddressSanitizer ? &bound : nullptr, blocks_at_);
-    layout_block_acts(at, blocks_[0], shapes_[i]);
+    layout_block(arena_.get(), kAddressSanitizer ? &bound : nullptr, (size_t)i, blocks_[0]);  // offset_[i] is 0
     expose(blocks_at_, capacity_, bound);
     return blocks_[0];
 }

@@ -168,6 +168,9 @@ class stage_activations {
     std::vector<block_acts> blocks_;
     bool recompute_ = false;
     void expose(size_t from, size_t to, const std::vector<act_place>& places) const;
+    static void layout_fixed(act_layout& L, std::span<float>& states, std::span<float>& mtp_in, head_acts& head,
+                             int64_t n_states, int64_t n_mtp, const head_act_shape& hs);
+    void layout_block(std::byte* base, std::vector<act_place>* rec, size_t i, block_acts& A) const;
 };
 
 }  // namespace trex

@@ -17,11 +17,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
 namespace trex {
+
+static_assert(sizeof(int32_t) == sizeof(float) && alignof(int32_t) <= alignof(float));
 
 class workspace {
    public:
@@ -33,6 +36,10 @@ class workspace {
         scope& operator=(const scope&) = delete;
 
         float* floats(size_t n);  // n floats, live until this scope closes
+        // n int32 values (the same memory as n floats: same size and alignment), live until this scope closes
+        int32_t* ints(size_t n) { return reinterpret_cast<int32_t*>(floats(n)); }
+        // n doubles (the memory of 2n floats; buffers are 64-byte aligned), live until this scope closes
+        double* doubles(size_t n) { return reinterpret_cast<double*>(floats(2 * n)); }
 
        private:
         friend class workspace;

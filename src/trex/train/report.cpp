@@ -144,6 +144,7 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
         tps{"tokens/s", "#9467bd", {}, {}}, gn{"grad norm", "#d62728", {}, {}};
     int64_t skipped = 0, spikes = 0;
     double tps_sum = 0, mfu_sum = 0, rss = 0;
+    int64_t mfu_n = 0;  // steps with an MFU (null where the peak could not be validated)
     std::vector<std::vector<double>> heat;
     for (const auto& r : rows) {
         const double s = r.value("step", 0.0);
@@ -155,7 +156,10 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
         skipped += r.value("skipped", false);
         spikes += r.value("spike", false);
         tps_sum += r.value("tokens_per_s", 0.0);
-        mfu_sum += r.value("mfu", 0.0);
+        if (r.contains("mfu") && r["mfu"].is_number()) {
+            mfu_sum += r["mfu"].get<double>();
+            mfu_n++;
+        }
         rss = std::max(rss, r.value("peak_rss_mib", 0.0));  // absent in metrics of older runs
     }
     // expert load heat map: tokens per expert summed over the last (up to) 20 logged steps
@@ -189,8 +193,11 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
                       last.value("lm", NAN), last.value("mtp", NAN), last.value("bal", NAN), last.value("idx", NAN));
     md += fmt::format("| tokens seen | {} |\n", last.value("tokens", 0));
     md += fmt::format("| mean tokens/s | {:.1f} |\n", n ? tps_sum / n : 0.0);
-    md += fmt::format("| mean MFU | {:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak) |\n",
-                      n ? 100 * mfu_sum / n : 0.0, peak_gflops);
+    if (mfu_n > 0)
+        md += fmt::format("| mean MFU | {:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak; {} of {} steps) |\n",
+                          100 * mfu_sum / mfu_n, peak_gflops, mfu_n, n);
+    else
+        md += "| mean MFU | not reported (the peak could not be validated on this machine: see the run's log) |\n";
     if (rss > 0) md += fmt::format("| peak resident memory (rank 0) | {:.1f} MiB |\n", rss);
     md += fmt::format("| skipped updates (non-finite) | {} |\n| loss spikes | {} |\n\n", skipped, spikes);
     md += fmt::format("MFU formula: {}\n\n", flops_formula);

@@ -226,6 +226,8 @@ class training_run {
     flops_breakdown fb_;
     double flops_dense_ = 0;  // FLOPs/token in the dense-CSA indexer warm-up steps
     peak_measurement peak_;
+    bool mfu_reported_ = true;  // false once the peak could not be validated: MFU is left out (null), never guessed
+    void drop_mfu(const std::string& why);
 
     std::string metrics_path_;
     std::unique_ptr<line_appender> metrics_;  // a failed append (full disk) stops the run, leaving no torn line
@@ -549,7 +551,13 @@ void training_run::after_first_step() {
                    again.gflops * world_.size(), peak_.gflops * world_.size());
     peak_.gflops = std::max(peak_.gflops, again.gflops);
     // the peak must cover what real GEMMs reach here (one process: ranks sharing cores would skew both)
-    if (world_.size() == 1) check_peak_against_gemm(peak_, measure_sgemm_peak(1024, 3).gflops, "oneDNN sgemm");
+    if (world_.size() == 1) {
+        try {
+            check_peak_against_gemm(peak_, measure_sgemm_peak(1024, 3).gflops, "oneDNN sgemm");
+        } catch (const error& e) {
+            drop_mfu(e.what());
+        }
+    }
     constexpr double MiB = 1024.0 * 1024.0;
     // (pipelined, the other micro-batches in flight hold their own activations: only the resident set then)
     const std::string acts = pipelined_ ? std::string()
@@ -558,6 +566,14 @@ void training_run::after_first_step() {
                                               ", ";
     fmt::print(stderr, "train: memory after the first step (rank 0): {}peak resident {:.1f} MiB\n", acts,
                peak_resident_bytes() / MiB);
+}
+
+// A training run does not stop because its MFU denominator cannot be trusted (a busy machine lowers the peak
+// measurement): from here on metrics.jsonl carries "mfu": null and the run report says why, rather than a number
+// above what the machine can do.
+void training_run::drop_mfu(const std::string& why) {
+    fmt::print(stderr, "train: MFU not reported from here on: {}\n", why);
+    mfu_reported_ = false;
 }
 
 // One line of metrics.jsonl (rank 0).
@@ -578,8 +594,15 @@ void training_run::log_step(const step_record& rec) {
     j["step_seconds"] = rec.seconds;
     j["tokens_per_s"] = rec.tokens_per_s;
     const double flops = rec.step < cfg_.indexer_dense_steps ? flops_dense_ : fb_.total;
-    j["mfu"] = flops * rec.tokens_per_s / (peak_.gflops * world_.size() * 1e9);
-    check_mfu(j["mfu"].get<double>(), fmt::format("train: step {}", rec.step + 1).c_str());
+    const double mfu = flops * rec.tokens_per_s / (peak_.gflops * world_.size() * 1e9);
+    if (mfu_reported_) {
+        try {
+            check_mfu(mfu, fmt::format("step {}", rec.step + 1).c_str());
+        } catch (const error& e) {
+            drop_mfu(e.what());
+        }
+    }
+    j["mfu"] = mfu_reported_ ? nlohmann::json(mfu) : nlohmann::json(nullptr);
     j["peak_rss_mib"] = peak_resident_bytes() / (1024.0 * 1024.0);  // rank 0's process so far
     nlohmann::json jl = nlohmann::json::array();
     for (const auto& l : acc.expert_load) {

@@ -52,6 +52,18 @@ kernel_table make_cpu_kernels() {
     t.balance_loss_forward = cpu::balance_loss_forward;
     t.balance_loss_backward = cpu::balance_loss_backward;
     t.cross_entropy_fused = cpu::cross_entropy_fused;
+    t.copy = cpu::copy;
+    t.fill_zero = cpu::fill_zero;
+    t.scale = cpu::scale;
+    t.add = cpu::add;
+    t.broadcast_streams = cpu::broadcast_streams;
+    t.sum_streams = cpu::sum_streams;
+    t.rms_unweighted_backward = cpu::rms_unweighted_backward;
+    t.attention_keys = cpu::attention_keys;
+    t.indexer_head_sums = cpu::indexer_head_sums;
+    t.indexer_target = cpu::indexer_target;
+    t.hash_select = cpu::hash_select;
+    t.expert_load = cpu::expert_load;
     return t;
 }
 

@@ -132,4 +132,36 @@ double cross_entropy_forward(int64_t* n_valid, const float* logits, const int32_
 void cross_entropy_backward(float* dlogits, const float* logits, const int32_t* labels, int64_t N, int64_t V,
                             double scale);
 
+// ---------------------------------------------------------------- copies and elementwise passes (elementwise.cpp)
+void copy(float* dst, const float* src, int64_t n);        // dst = src (n floats, not overlapping)
+void fill_zero(float* x, int64_t n);                       // x = 0
+void scale(float* y, const float* x, float a, int64_t n);  // y = a·x (y == x allowed)
+void add(float* y, const float* x, int64_t n);             // y += x
+// out [N,n,d]: out[t,j,:] = x[t,:] (accumulate: +=) for the n streams; x [N,d]
+void broadcast_streams(float* out, const float* x, int64_t N, int64_t n, int64_t d, bool accumulate);
+// out [N,d] = Σ_j in[t,j,:] (j ascending; the backward of broadcast_streams); in [N,n,d]
+void sum_streams(float* out, const float* in, int64_t N, int64_t n, int64_t d);
+// The backward of an unweighted RMSNorm from its output: dx = rstd·(dy − ŷ·mean(dy·ŷ)) per row; yhat, dy, dx [R,D].
+void rms_unweighted_backward(float* dx, const float* dy, const float* yhat, const float* rstd, int64_t R, int64_t D);
+
+// ---------------------------------------------------------------- the layers' bookkeeping (elementwise.cpp)
+// Key lists of the sparse attention: for query t (position pos[t] in document doc_of[t]) its window keys — rows
+// t−nw+1 .. t, nw = min(pos+1, window) —, then the compressed entries it attends to, as rows of [window kv; compressed
+// kv]: every visible one (m > 0, m ≠ 4: (pos+1)/m of them, row N + entry_offset[doc] + j) or the indexer's selection
+// (m == 4: sel [N,kw], nsel [N]). key_offset [N+1], key_idx [keys], n_window [N] assigned; returns the key count.
+int64_t attention_keys(int64_t* key_offset, int32_t* key_idx, int32_t* n_window, const int32_t* pos,
+                       const int32_t* doc_of, const int64_t* entry_offset, const int32_t* sel, const int32_t* nsel,
+                       int64_t kw, int64_t N, int64_t window, int m);
+// The indexer loss's target, first half: sums [N,kw] = Σ over the H heads (in double, h ascending) of the attention
+// probabilities P (attention_forward's layout) of each query's selected entries; 0 past nsel[t].
+void indexer_head_sums(double* sums, const float* P, const int64_t* key_offset, const int32_t* n_window,
+                       const int32_t* nsel, int64_t N, int H, int64_t kw);
+// Second half: p [N,kw] = the sums normalised over each query's nsel entries (0 when they sum to 0); p past nsel[t]
+// is not written.
+void indexer_target(float* p, const double* sums, const int32_t* nsel, int64_t N, int64_t kw);
+// Hash routing: sel [N,K] = the tid2eid rows [V,K] of the tokens ids [N].
+void hash_select(int32_t* sel, const int32_t* tid2eid, const int32_t* ids, int64_t N, int K);
+// load [E] = how many of the n_slots selections sel name each expert (assigned).
+void expert_load(int64_t* load, const int32_t* sel, int64_t n_slots, int E);
+
 }  // namespace trex::cpu

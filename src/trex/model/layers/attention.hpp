@@ -1,0 +1,59 @@
+// The attention sub-layer of a block (docs/model.md §3.4): attn_norm, low-rank queries with per-head RMS and RoPE,
+// one shared KV head over a sliding window, the KV compressor (ratio > 0: HCA, or CSA at ratio 4 with the lightning
+// indexer choosing the top-k compressed entries), sparse attention with a sink, inverse RoPE and the grouped output
+// projection. Training entry points: forward / backward over a batch (block_acts holds what forward saves for
+// backward); decoding entry point: decode over a cache.
+//
+// Contract: forward reads A.y1 and assigns A.F1 [N,d], every attention tensor of A, and A.idx (the indexer KL loss,
+// CSA only; its gradient w.r.t. the scores is left in A.iscores for backward). backward assigns dy [N,d] = dL/dy1
+// from dF [N,d] = dL/dF1 and adds the parameter gradients into G. Under tensor parallelism (env.tp) this rank computes
+// its heads and output groups (tensor_parallel.hpp) and the all-reduces give every rank the whole F1 and dy.
+#pragma once
+
+#include <cstdint>
+
+#include "trex/model/activations.hpp"
+#include "trex/model/layers/env.hpp"
+#include "trex/model/layers/weights.hpp"
+
+namespace trex {
+
+struct attention_cache;  // the decoding state of one layer (window ring, compressed entries, indexer keys)
+
+class attention_layer {
+   public:
+    attention_layer(const model_config& cfg, int layer) : layer_(layer), ratio_(cfg.ratio(layer)) {}
+    int layer() const { return layer_; }
+    int ratio() const { return ratio_; }  // 0: window only; 4: CSA (compressor + indexer); else HCA
+
+    void forward(block_acts& A, const attention_weights& W, const layer_env& env) const;
+    void backward(block_acts& A, float* dy, const float* dF, const attention_weights& W, const attention_weights& G,
+                  const layer_env& env) const;
+
+    // Cached decoding of T new tokens (the inference work defines it over attention_cache, docs/model.md): F [T,d]
+    // from y [T,d], appending the tokens' window keys, compressed entries and indexer keys to the cache.
+    void decode(attention_cache& cache, float* F, const float* y, int64_t T, const attention_weights& W,
+                const layer_env& env) const;
+
+   private:
+    void project(block_acts& A, const attention_weights& W, const layer_env& env) const;
+    void compress(block_acts& A, const attention_weights& W, const layer_env& env) const;
+    void indexer_forward(block_acts& A, const attention_weights& W, const layer_env& env) const;
+    void build_keys(block_acts& A, const layer_env& env) const;
+    void output_forward(block_acts& A, const attention_weights& W, const layer_env& env) const;
+    void indexer_loss(block_acts& A, const layer_env& env) const;
+    void output_backward(float* dO, const block_acts& A, const float* dF, const attention_weights& W,
+                         const attention_weights& G, const layer_env& env) const;
+    void query_backward(float* da, float* dkv, const block_acts& A, float* dq, const attention_weights& W,
+                        const attention_weights& G, const layer_env& env) const;
+    void window_kv_backward(float* da, float* dkv, const block_acts& A, const attention_weights& W,
+                            const attention_weights& G, const layer_env& env) const;
+    void compress_backward(float* da, float* dkvc, const block_acts& A, const attention_weights& W,
+                           const attention_weights& G, const layer_env& env) const;
+    void indexer_backward(block_acts& A, const attention_weights& W, const attention_weights& G,
+                          const layer_env& env) const;
+
+    int layer_, ratio_;
+};
+
+}  // namespace trex
