@@ -168,14 +168,16 @@ TEST(DistZero, OneRankIsBitwiseTheSingleProcessOptimizer) {
         ASSERT_EQ(std::memcmp(a.weights.data(), b.weights.data(), sizeof(float) * a.n_floats), 0) << "step " << step;
     }
     // the gathered state is the single-process optimizer's state
-    std::vector<float> w(a.n_floats), m(a.n_floats, 0.0f), v(a.n_floats, 0.0f);
-    z.gather_full(0, w.data(), m.data(), v.data());
+    trex::param_store whole(cfg, true, /*with_grads=*/false);
+    std::vector<float> m(a.n_floats, 0.0f), v(a.n_floats, 0.0f);
+    z.gather_full(0, &whole, m.data(), v.data());
+    const float* w = whole.weights.data();
     for (size_t i = 0; i < a.specs.size(); i++) {
         if (a.specs[i].role != trex::tensor_role::weight) continue;
         const int64_t off = a.offset[i], n = a.specs[i].numel();
         ASSERT_EQ(std::memcmp(m.data() + off, ref.state_m().data() + off, n * 4), 0) << a.specs[i].name;
         ASSERT_EQ(std::memcmp(v.data() + off, ref.state_v().data() + off, n * 4), 0) << a.specs[i].name;
-        ASSERT_EQ(std::memcmp(w.data() + off, a.weights.data() + off, n * 4), 0) << a.specs[i].name;
+        ASSERT_EQ(std::memcmp(w + off, a.weights.data() + off, n * 4), 0) << a.specs[i].name;
     }
 }
 

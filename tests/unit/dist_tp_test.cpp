@@ -1,8 +1,8 @@
 // Tensor parallelism in one process (docs/distributed.md §5): v4-tiny split over 2 TP ranks, each rank a thread
-// with its own model and an in-memory all-reduce that adds in rank order like parallel::tp_group. The ranks' losses
-// must equal the single-model step's, their replicated gradients must be identical to each other, and every gradient
-// (the TP-split ones summed over the ranks, as ZeRO-1's reduction does after tp_group::drop_replicated_gradients)
-// must equal the single model's.
+// with its own model holding only its slices of the split tensors and an in-memory all-reduce that adds in rank
+// order like parallel::tp_group. The ranks' losses must equal the single-model step's, their replicated gradients must
+// be identical to each other, and every gradient (the TP-split ones put together from the ranks' slices) must equal
+// the single model's.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -122,12 +122,15 @@ void check_tp2(const tp_case& tc) {
     std::vector<trex::step_result> res(T);
     for (int r = 0; r < T; r++) {
         ranks.push_back(std::make_unique<trex::dsv4_model>(cfg));
+        tps.push_back(std::make_unique<thread_tp>(group, r));
+        // the ranks hold only their slices, initialised to the single model's values there
+        ranks[r]->set_tensor_parallel(tps[r].get(), /*experts_split=*/!tc.token_split);
+        if (tc.token_split) ranks[r]->set_expert_dispatcher(&dispatchers[r]);
         ranks[r]->params().init(5);
         ranks[r]->params().zero_grads();
-        tps.push_back(std::make_unique<thread_tp>(group, r));
-        ranks[r]->set_tensor_parallel(tps[r].get());
-        if (tc.token_split) ranks[r]->set_expert_dispatcher(&dispatchers[r]);
     }
+    // TP2 holds about half of the split tensors: fewer floats than the single model on every rank
+    EXPECT_LT(ranks[0]->params().n_floats, full.params().n_floats);
     std::vector<std::thread> threads;
     for (int r = 0; r < T; r++) threads.emplace_back([&, r] { res[r] = ranks[r]->step(batch.view(), so); });
     for (auto& t : threads) t.join();
@@ -165,22 +168,22 @@ void check_tp2(const tp_case& tc) {
         const trex::tensor_spec& s = P.specs[i];
         if (s.role != trex::tensor_role::weight) continue;
         const int64_t n = s.numel();
-        std::vector<float> g(ranks[0]->params().g((int)i), ranks[0]->params().g((int)i) + n);
-        if (tc.token_split && s.expert >= 0) {
+        const trex::param_store& P0 = ranks[0]->params();
+        std::vector<float> g(n);
+        if (P0.sharded((int)i)) {
+            split++;
+            // the ranks' slices of the whole gradient, each at its local shape
+            EXPECT_EQ(P0.specs[i].numel() * T, n) << s.name;
+            EXPECT_EQ(P0.full_shape((int)i), s.shape) << s.name;
+            for (int r = 0; r < T; r++)
+                trex::tp_put_shard(g.data(), ranks[r]->params().g((int)i), s.shape, P0.split[i], r, T);
+        } else if (tc.token_split && s.expert >= 0) {
             // whole experts, each rank's tokens: the sum over the ranks (what the expert-DP reduction does)
+            std::memcpy(g.data(), P0.g((int)i), sizeof(float) * n);
             const float* g1 = ranks[1]->params().g((int)i);
             for (int64_t k = 0; k < n; k++) g[k] += g1[k];
-        } else if (trex::is_tp_sharded(s)) {
-            split++;
-            // disjoint slices: where one rank has a non-zero gradient the other has exactly zero
-            const float* g1 = ranks[1]->params().g((int)i);
-            int64_t both = 0;
-            for (int64_t k = 0; k < n; k++) {
-                both += g[k] != 0.0f && g1[k] != 0.0f;
-                g[k] += g1[k];
-            }
-            EXPECT_EQ(both, 0) << s.name;
         } else {
+            std::memcpy(g.data(), P0.g((int)i), sizeof(float) * n);
             EXPECT_EQ(std::memcmp(g.data(), ranks[1]->params().g((int)i), sizeof(float) * n), 0)
                 << s.name << ": a replicated gradient differs between the TP ranks";
         }
@@ -229,20 +232,60 @@ TEST(DistTensorParallel, OneRankGroupIsTheIdentity) {
 TEST(DistTensorParallel, ShardedTensorsAreTheColumnAndRowParallelOnes) {
     const trex::model_config cfg = tiny();
     trex::param_store p(cfg);
-    auto sharded = [&](const std::string& n) { return trex::is_tp_sharded(p.specs[p.index(n)]); };
-    EXPECT_TRUE(sharded("layers.0.attn.wq_b.weight"));
-    EXPECT_TRUE(sharded("layers.0.attn.attn_sink"));
-    EXPECT_TRUE(sharded("layers.0.attn.wo_a.weight"));
-    EXPECT_TRUE(sharded("layers.0.attn.wo_b.weight"));
-    EXPECT_TRUE(sharded("layers.0.ffn.shared_experts.w2.weight"));
-    EXPECT_TRUE(sharded("layers.0.ffn.experts.0.w1.weight"));
-    EXPECT_FALSE(sharded("layers.0.attn.wq_a.weight"));
-    EXPECT_FALSE(sharded("layers.0.attn.wkv.weight"));
-    EXPECT_FALSE(sharded("layers.0.ffn.gate.weight"));
-    EXPECT_FALSE(sharded("embed.weight"));
+    auto split = [&](const std::string& n, bool experts = true) {
+        return trex::tp_split_of(p.specs[p.index(n)], experts);
+    };
+    using trex::tp_split;
+    EXPECT_EQ(split("layers.0.attn.wq_b.weight"), tp_split::rows);
+    EXPECT_EQ(split("layers.0.attn.attn_sink"), tp_split::rows);
+    EXPECT_EQ(split("layers.0.attn.wo_a.weight"), tp_split::rows);
+    EXPECT_EQ(split("layers.0.attn.wo_b.weight"), tp_split::cols);
+    EXPECT_EQ(split("layers.0.ffn.shared_experts.w1.weight"), tp_split::rows);
+    EXPECT_EQ(split("layers.0.ffn.shared_experts.w2.weight"), tp_split::cols);
+    EXPECT_EQ(split("layers.0.ffn.experts.0.w1.weight"), tp_split::rows);
+    EXPECT_EQ(split("layers.0.ffn.experts.0.w2.weight"), tp_split::cols);
+    EXPECT_EQ(split("layers.0.ffn.experts.0.w1.weight", false), tp_split::none);  // EP: whole experts
+    EXPECT_EQ(split("layers.0.attn.wq_a.weight"), tp_split::none);
+    EXPECT_EQ(split("layers.0.attn.wkv.weight"), tp_split::none);
+    EXPECT_EQ(split("layers.0.ffn.gate.weight"), tp_split::none);
+    EXPECT_EQ(split("embed.weight"), tp_split::none);
     for (const auto& s : p.specs) {
         if (s.is_indexer) {
-            EXPECT_FALSE(trex::is_tp_sharded(s)) << s.name;
+            EXPECT_EQ(trex::tp_split_of(s, true), tp_split::none) << s.name;
         }
     }
+}
+
+// A TP rank's store: the split tensors at their local shapes, initialised to the whole model's values there; the
+// slices put back together are the whole tensor, and take_shards of a whole store gives the same slices.
+TEST(DistTensorParallel, SlicesOfAStoreAreTheWholeModelsValues) {
+    const trex::model_config cfg = tiny();
+    trex::param_store whole(cfg, true, false);
+    whole.init(9);
+    constexpr int T = 2;
+    std::vector<std::unique_ptr<trex::param_store>> ranks;
+    for (int r = 0; r < T; r++) {
+        ranks.push_back(std::make_unique<trex::param_store>(cfg, true, true, trex::tp_layout{r, T, true}));
+        ranks[r]->init(9);
+    }
+    const int wq_b = whole.index("layers.0.attn.wq_b.weight"), wo_b = whole.index("layers.0.attn.wo_b.weight");
+    EXPECT_EQ(ranks[0]->specs[wq_b].shape[0] * T, whole.specs[wq_b].shape[0]);
+    EXPECT_EQ(ranks[0]->specs[wo_b].shape[1] * T, whole.specs[wo_b].shape[1]);
+    int64_t split_floats = 0, all_floats = 0;
+    for (size_t i = 0; i < whole.specs.size(); i++) {
+        const trex::tensor_spec& s = whole.specs[i];
+        if (s.role == trex::tensor_role::hash_table) continue;
+        all_floats += s.numel();
+        std::vector<float> back(s.numel());
+        for (int r = 0; r < T; r++)
+            trex::tp_put_shard(back.data(), ranks[r]->w((int)i), s.shape, ranks[r]->split[i], r, T);
+        EXPECT_EQ(std::memcmp(back.data(), whole.w((int)i), sizeof(float) * s.numel()), 0) << s.name;
+        if (ranks[0]->sharded((int)i)) split_floats += s.numel();
+    }
+    // the split tensors are most of the model's floats: a rank holds about half of them
+    EXPECT_GT(split_floats, all_floats / 2);
+    trex::param_store taken(cfg, true, false, trex::tp_layout{1, T, true});
+    trex::take_shards(taken, whole);
+    EXPECT_EQ(std::memcmp(taken.weights.data(), ranks[1]->weights.data(), sizeof(float) * taken.n_floats), 0);
+    EXPECT_EQ(taken.tables, whole.tables);
 }

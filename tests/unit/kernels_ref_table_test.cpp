@@ -80,12 +80,14 @@ vector<float> block(const vector<float>& m, int64_t rows, int64_t cols, int64_t 
 #define TREX_EXPECT_ENTRY(entry) EXPECT_NE(t.entry, nullptr) << "ref_kernels()." #entry " is null"
 
 TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
-    static_assert(sizeof(kernel_table) == sizeof(const char*) + 53 * sizeof(void (*)()),
+    static_assert(sizeof(kernel_table) == sizeof(const char*) + 53 * sizeof(void (*)()) + sizeof(device_allocator),
                   "kernel_table gained or lost an entry: list it here and set it in kernels/ref/kernel_table.cpp");
     const kernel_table& t = ref_kernels();
     ASSERT_NE(t.name, nullptr);
     EXPECT_STREQ(t.name, "ref");
     EXPECT_EQ(&t, &ref_kernels()) << "the table is built once";
+    TREX_EXPECT_ENTRY(memory.allocate);
+    TREX_EXPECT_ENTRY(memory.release);
     TREX_EXPECT_ENTRY(gemm);
     TREX_EXPECT_ENTRY(syrk);
     TREX_EXPECT_ENTRY(linear_fwd);

@@ -6,6 +6,9 @@
 // table itself is complete.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+
 #include <array>
 #include <cstring>
 #include <string>
@@ -41,6 +44,7 @@ struct counted<I, F> {
 trex::kernel_table counting_table() {
     trex::kernel_table t;
     t.name = "cpu-counting";
+    t.memory = trex::host_memory();
     TREX_COUNTED(0, gemm);
     TREX_COUNTED(1, linear_fwd);
     TREX_COUNTED(2, linear_bwd_data);
@@ -111,11 +115,38 @@ bool optimizer_only(const std::string& name) {
 
 // The table's entries as raw words after `name` (function pointers are copied as bytes, never called this way).
 std::vector<uintptr_t> entry_words(const trex::kernel_table& t) {
-    static_assert(sizeof(trex::kernel_table) == sizeof(const char*) + kEntries * sizeof(void (*)()),
+    static_assert(sizeof(trex::kernel_table) ==
+                      sizeof(const char*) + kEntries * sizeof(void (*)()) + sizeof(trex::device_allocator),
                   "kernel_table gained or lost an entry: update kEntries and the counting table");
     std::vector<uintptr_t> w(kEntries);
     std::memcpy(w.data(), reinterpret_cast<const char*>(&t) + sizeof(const char*), kEntries * sizeof(uintptr_t));
     return w;
+}
+
+// A backend memory that counts: bytes live and allocations (the CPU's host memory underneath).
+std::mutex g_mem_mutex;
+std::map<void*, size_t> g_mem_sizes;
+int64_t g_mem_live = 0, g_mem_allocations = 0;
+
+void* counting_allocate(size_t bytes) {
+    void* p = trex::host_memory().allocate(bytes);
+    std::lock_guard<std::mutex> lock(g_mem_mutex);
+    g_mem_sizes[p] = bytes;
+    g_mem_live += (int64_t)bytes;
+    g_mem_allocations++;
+    return p;
+}
+
+void counting_release(void* p) {
+    if (!p) return;
+    {
+        std::lock_guard<std::mutex> lock(g_mem_mutex);
+        auto it = g_mem_sizes.find(p);
+        ASSERT_NE(it, g_mem_sizes.end()) << "released a pointer the table did not allocate";
+        g_mem_live -= (int64_t)it->second;
+        g_mem_sizes.erase(it);
+    }
+    trex::host_memory().release(p);
 }
 
 struct step_out {
@@ -180,6 +211,35 @@ TEST(KernelTable, ModelCallsEveryKernelThroughItsTableWithBitwiseEqualResults) {
                                      << ")";
         }
     }
+}
+
+// The model's memory — weight and gradient arenas, the activation arena, the workspace — is allocated through its
+// table's `memory` and nowhere else: after a step the bytes live there are exactly those three, and none after the
+// model is gone. The step's results are those of the default model.
+TEST(KernelTable, ModelMemoryIsAllocatedThroughItsTable) {
+    trex::kernel_table counting_memory = trex::cpu_kernels();
+    counting_memory.memory = {counting_allocate, counting_release};
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    const trex::synthetic_batch batch = trex::make_synthetic_batch(2, 64, cfg.vocab_size, 7);
+    trex::dsv4_model plain(cfg);
+    plain.params().init(1234);
+    const step_out a = run_step(plain, batch, {});
+    g_mem_live = 0, g_mem_allocations = 0;
+    {
+        trex::dsv4_model through(cfg, counting_memory);
+        through.params().init(1234);
+        const int64_t params = 2 * (int64_t)sizeof(float) * through.params().n_floats;
+        EXPECT_EQ(g_mem_live, params) << "the weight and gradient arenas";
+        const step_out b = run_step(through, batch, {});
+        EXPECT_EQ(a.r.loss, b.r.loss);
+        EXPECT_EQ(0, std::memcmp(a.grads.data(), b.grads.data(), a.grads.size() * sizeof(float)));
+        EXPECT_GT(through.activation_bytes(), 0u);
+        EXPECT_GT(through.workspace_bytes(), 0u);
+        EXPECT_EQ(g_mem_live, params + (int64_t)through.activation_bytes() + (int64_t)through.workspace_bytes())
+            << "the model holds memory the table did not allocate, or the table's allocations are not the model's";
+        EXPECT_GE(g_mem_allocations, 4);
+    }
+    EXPECT_EQ(g_mem_live, 0) << "memory allocated through the table was not released through it";
 }
 
 TEST(KernelTable, OptimizerRunsMuonThroughItsTableWithBitwiseEqualResults) {

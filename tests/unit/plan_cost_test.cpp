@@ -3,14 +3,19 @@
 // V4-Flash, and impossible layouts.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <string>
 
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/inventory.hpp"
+#include "trex/model/tensor_parallel.hpp"
 #include "trex/plan/cost.hpp"
 #include "trex/plan/json_reader.hpp"
+#include "trex/plan/model.hpp"
 
 using namespace trex::plan;
 using trex::test::error_of;
@@ -340,4 +345,53 @@ TEST(PlanCost, ShippedHardwareProfiles) {
     EXPECT_EQ(load_hardware("ascend910c_die").tier_for_span(512).name, "roce");
     EXPECT_DOUBLE_EQ(load_hardware("h800").tier_for_span(8).bw_GBps, 200);
     EXPECT_EQ(load_hardware("gb200_nvl72").tier_for_span(64).name, "nvlink");
+}
+
+namespace {
+
+// Parameters a TP rank of the engine holds: the inventory at its local shapes (param_store with a tp_layout, counted
+// without allocating), hash tables excluded as in the plan.
+double engine_rank_params(const trex::model_config& cfg, int tp) {
+    double n = 0;
+    for (const trex::tensor_spec& s : trex::build_inventory(cfg, true)) {
+        if (s.role == trex::tensor_role::hash_table) continue;
+        const trex::tp_split sp = tp > 1 ? trex::tp_split_of(s, true) : trex::tp_split::none;
+        double k = 1;
+        for (int64_t d : trex::tp_local_shape(s.name, s.shape, sp, tp)) k *= (double)d;
+        n += k;
+    }
+    return n;
+}
+
+// What the engine keeps whole under TP that the plan (Megatron's layout) splits: the vocabulary-parallel embedding
+// and head, the indexer's query projection and head weights.
+double engine_replicates_plan_splits(const trex::model_config& cfg) {
+    double n = 0;
+    for (const trex::tensor_spec& s : trex::build_inventory(cfg, true))
+        if (s.is_embedding || s.is_head ||
+            (s.is_indexer && (s.name.find(".indexer.wq_b.") != std::string::npos ||
+                              s.name.find(".indexer.weights_proj.") != std::string::npos)))
+            n += (double)s.numel();
+    return n;
+}
+
+}  // namespace
+
+// TP2's per-rank parameters: the engine (param_store's tp_layout) and the plan (tp 2, etp 2: every expert split like
+// the engine without EP) agree once the plan's vocabulary-parallel embedding/head and split indexer projections are
+// counted whole; the split tensors are halved exactly on both sides.
+TEST(PlanCost, TensorParallelParamsPerRankAreTheEngines) {
+    for (const char* name : {"configs/v4-tiny.json", "configs/v4-flash.json"}) {
+        const trex::model_config cfg = trex::load_config(trex::test::source_path(name));
+        const plan_model m = load_plan_model(trex::test::source_path(name), 256);
+        plan_setup s = setup(256, 4);
+        plan_layout l = layout(2, 1);
+        l.etp = 2;
+        const plan_result r = evaluate(m, test_hw(), test_cal(), 2, s, l);
+        const double engine1 = engine_rank_params(cfg, 1), engine2 = engine_rank_params(cfg, 2);
+        EXPECT_EQ(engine1, m.total_params) << name;
+        EXPECT_NEAR(engine2, r.stages[0].params + engine_replicates_plan_splits(cfg) / 2, 0.5) << name;
+        std::printf("%s: TP2 rank holds %.4g of %.4g parameters (%.3f); the plan's Megatron layout %.3f\n", name,
+                    engine2, engine1, engine2 / engine1, r.stages[0].params / engine1);
+    }
 }

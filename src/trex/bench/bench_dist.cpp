@@ -13,6 +13,7 @@
 #include "trex/model/model.hpp"
 #include "trex/parallel/context.hpp"
 #include "trex/parallel/expert_parallel.hpp"
+#include "trex/parallel/parallelize.hpp"
 #include "trex/parallel/pipeline_runner.hpp"
 #include "trex/parallel/tensor_parallel.hpp"
 #include "trex/train/synthetic_batch.hpp"
@@ -32,18 +33,9 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
                             const dist_bench_options& opt) {
     dist_context dc(world, {tp, 1, ep}, mc);
     dsv4_model model(mc);
+    const parallel_bindings bound = parallelize(model, dc, overlap);
     param_store& P = model.params();
     P.init(7);
-    std::unique_ptr<expert_parallel> epd;
-    if (ep > 1) {
-        epd = std::make_unique<expert_parallel>(*dc.ep_comm, mc, overlap);
-        model.set_expert_dispatcher(epd.get());
-    }
-    std::unique_ptr<tp_group> tpg;
-    if (tp > 1) {
-        tpg = std::make_unique<tp_group>(*dc.tp_comm);
-        model.set_tensor_parallel(tpg.get());
-    }
     optim_config oc;
     zero_optimizer zo(P, oc, world, dc.replica_groups(P));
     // the TP ranks of a DP index share its batch
@@ -58,7 +50,7 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
         const double t0 = now_seconds();
         P.zero_grads();
         model.step(batch.view(), so);
-        if (tpg) tpg->drop_replicated_gradients(P);
+        if (bound.tp) bound.tp->drop_replicated_gradients(P);
         zo.reduce_gradients();
         const double gn = zo.grad_norm();
         zo.step(1e-4, gn);
@@ -73,8 +65,15 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
         tp_t.push_back(tpw);
         exposed_t.push_back(sync + epw + tpw);
     }
-    double v[5] = {median(step_t), median(exposed_t), median(ep_t), median(sync_t), median(tp_t)};
-    world.all_reduce(v, 5, dtype::f64, reduce_op::max);
+    constexpr double MiB = 1024.0 * 1024.0;
+    double v[7] = {median(step_t),
+                   median(exposed_t),
+                   median(ep_t),
+                   median(sync_t),
+                   median(tp_t),
+                   2.0 * sizeof(float) * (double)P.n_floats / MiB,
+                   2.0 * sizeof(float) * (double)zo.owned_floats() / MiB};
+    world.all_reduce(v, 7, dtype::f64, reduce_op::max);
     dist_bench_row r;
     r.layout = dc.mesh.layout();
     r.tp = dc.mesh.tp, r.pp = dc.mesh.pp, r.dp = dc.mesh.dp, r.ep_size = dc.mesh.ep;
@@ -86,6 +85,8 @@ dist_bench_row bench_layout(communicator& world, const model_config& mc, int tp,
     r.ep_exposed = v[2];
     r.sync_exposed = v[3];
     r.tp_exposed = v[4];
+    r.weights_grads_mib = v[5];
+    r.optimizer_mib = v[6];
     return r;
 }
 
@@ -245,7 +246,9 @@ std::string dist_bench_json(const std::vector<dist_bench_row>& rows, int world, 
                      {"exposed_s", r.exposed},
                      {"ep_exposed_s", r.ep_exposed},
                      {"tp_exposed_s", r.tp_exposed},
-                     {"sync_exposed_s", r.sync_exposed}});
+                     {"sync_exposed_s", r.sync_exposed},
+                     {"weights_grads_mib", r.weights_grads_mib},
+                     {"optimizer_mib", r.optimizer_mib}});
     }
     j["rows"] = a;
     return j.dump(2) + "\n";
@@ -257,13 +260,14 @@ std::string format_dist_bench(const std::vector<dist_bench_row>& rows, int world
         "(slowest rank); exposed = time blocked in communication waits\n\n",
         world, opt.batch, opt.seq, opt.rounds, opt.steps);
     s += "| layout | EP overlap | step ms | compute ms | exposed comm ms | of which EP all-to-all ms | TP all-reduce "
-         "ms | grad sync ms |\n";
-    s += "|---|---|---:|---:|---:|---:|---:|---:|\n";
+         "ms | grad sync ms | weights + grads MiB/rank | optimizer MiB/rank |\n";
+    s += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& r : rows) {
         if (r.pipelined) continue;
-        s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n", r.layout,
-                         r.ep ? (r.overlap ? "on" : "off") : "-", r.step * 1e3, r.compute * 1e3, r.exposed * 1e3,
-                         r.ep_exposed * 1e3, r.tp_exposed * 1e3, r.sync_exposed * 1e3);
+        s += fmt::format("| {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} |\n",
+                         r.layout, r.ep ? (r.overlap ? "on" : "off") : "-", r.step * 1e3, r.compute * 1e3,
+                         r.exposed * 1e3, r.ep_exposed * 1e3, r.tp_exposed * 1e3, r.sync_exposed * 1e3,
+                         r.weights_grads_mib, r.optimizer_mib);
     }
     bool any_pp = false;
     for (const auto& r : rows) any_pp = any_pp || r.pipelined;

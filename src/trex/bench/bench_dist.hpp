@@ -38,6 +38,9 @@ struct dist_bench_row {
     std::string split;                // blocks per model chunk, "2+2"
     // medians over the timed steps of the slowest rank, seconds
     double step = 0, compute = 0, exposed = 0, ep_exposed = 0, tp_exposed = 0, sync_exposed = 0;
+    // the largest rank's fp32 weights + gradients and its optimizer state (ZeRO-1 shard: Muon momentum, AdamW m, v),
+    // MiB (under TP a rank holds only its slices of the split tensors)
+    double weights_grads_mib = 0, optimizer_mib = 0;
 };
 
 // Every rank calls it; all get the same rows.

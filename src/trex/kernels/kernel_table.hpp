@@ -9,13 +9,15 @@
 //
 // The optimizer (optim/, parallel/zero_optimizer) reaches its GEMMs (Muon's Newton-Schulz) through the same table.
 // The layers touch no tensor element themselves: copies, zero fills, elementwise passes and the layers' bookkeeping
-// (key lists, the indexer's target, hash routing, expert loads) are entries too. What the seam does not cover yet:
-// the memory is allocated on the host (the parameter arenas, the activation arena, the workspace), and the batch
-// geometry and the token ids are host arrays the kernels read.
+// (key lists, the indexer's target, hash routing, expert loads) are entries too, and the model's memory (the parameter
+// arenas, the activation arena, the workspace) is allocated through `memory`. What the seam does not cover yet: the
+// batch geometry and the token ids are host arrays the kernels read, and the stage reads losses and expert loads back
+// on the host.
 #pragma once
 
 #include <cstdint>
 
+#include "trex/kernels/memory.hpp"
 #include "trex/kernels/types.hpp"
 
 namespace trex {
@@ -145,6 +147,9 @@ struct kernel_table {
     void (*indexer_target)(float* p, const double* sums, const int32_t* nsel, int64_t N, int64_t kw) = nullptr;
     void (*hash_select)(int32_t* sel, const int32_t* tid2eid, const int32_t* ids, int64_t N, int K) = nullptr;
     void (*expert_load)(int64_t* load, const int32_t* sel, int64_t n_slots, int E) = nullptr;
+
+    // ---- memory: where the buffers the entries take live (memory.hpp); last, after the kernels
+    device_allocator memory;
 };
 
 // The CPU backend's table (kernels/cpu/kernel_table.cpp): every entry is the kernels/cpu function of its name.

@@ -138,7 +138,7 @@ void stage_activations::layout_block(std::byte* base, std::vector<act_place>* re
     layout_block_acts(L, A, shapes_[i]);
 }
 
-void stage_activations::plan(const stage_plan& p) {
+void stage_activations::plan(const stage_plan& p, const device_allocator& mem) {
     // [states][mtp_in][heads][blocks: one region each, or one shared region under recompute]
     act_layout count;
     layout_fixed(count, states, mtp_in, head, p.states, p.mtp_in, p.head);
@@ -156,9 +156,7 @@ void stage_activations::plan(const stage_plan& p) {
     }
     const size_t need = std::max<size_t>(blocks_at_ + region, 64);
     if (need > capacity_) {
-        arena_.reset(static_cast<std::byte*>(std::aligned_alloc(64, need)));
-        if (!arena_) throw std::bad_alloc();
-        std::memset(arena_.get(), 0, need);
+        arena_ = std::unique_ptr<std::byte, void (*)(void*)>(static_cast<std::byte*>(mem.allocate(need)), mem.release);
         capacity_ = need;
     }
     shapes_ = p.blocks;

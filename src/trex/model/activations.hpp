@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "trex/base/sanitizer.hpp"
+#include "trex/kernels/memory.hpp"
 #include "trex/kernels/types.hpp"
 
 namespace trex {
@@ -139,7 +140,8 @@ size_t block_act_bytes(const block_act_shape& s);
 
 class stage_activations {
    public:
-    void plan(const stage_plan& p);
+    // mem: where the arena lives (the model's backend: kernel_table::memory)
+    void plan(const stage_plan& p, const device_allocator& mem = host_memory());
     // The saved tensors of the stage's i-th block (the MTP block last), bound to its shape.
     block_acts& block(int i);
     // Block i's tensors as they stand (under recompute: the one entry, as last bound).
@@ -156,10 +158,7 @@ class stage_activations {
     head_acts head;
 
    private:
-    struct free_deleter {
-        void operator()(std::byte* p) const { std::free(p); }
-    };
-    std::unique_ptr<std::byte[], free_deleter> arena_;
+    std::unique_ptr<std::byte, void (*)(void*)> arena_{nullptr, nullptr};
     size_t capacity_ = 0;
     size_t blocks_at_ = 0;  // byte offset of the blocks' region
     std::vector<block_act_shape> shapes_;

@@ -32,7 +32,7 @@ size_t dsv4_model::activation_bytes() const {
 }
 
 size_t dsv4_model::workspace_bytes() const {
-    return de_mtp_.capacity() * sizeof(float) + ws_.capacity_bytes();
+    return ws_.capacity_bytes();
 }
 
 std::string describe_activation_memory(double bytes, int64_t tokens, bool recompute) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 
 namespace trex {
@@ -30,22 +31,43 @@ void section_timer::next(const char* name) {
 }
 
 dsv4_model::dsv4_model(const model_config& cfg, const kernel_table& kernels)
-    : params_(cfg), head_(params_.cfg), kernels_(kernels) {
-    for (int l = 0; l < cfg.n_layers(); l++) {
-        blocks_.emplace_back(params_.cfg, l);
+    : params_(cfg, true, true, {}, kernels.memory), head_(params_.cfg), kernels_(kernels), ws_(kernels.memory) {
+    for (int l = 0; l < cfg.n_layers(); l++) blocks_.emplace_back(params_.cfg, l);
+    if (cfg.has_mtp()) mtp_ = std::make_unique<mtp_block>(params_.cfg);
+    bind_weights();
+}
+
+// The layers' weight and gradient views into the parameter arenas.
+void dsv4_model::bind_weights() {
+    wblocks_.clear();
+    gblocks_.clear();
+    for (int l = 0; l < config().n_layers(); l++) {
         wblocks_.push_back(bind_block_weights(params_, l, false));
         gblocks_.push_back(bind_block_weights(params_, l, true));
     }
     whead_ = bind_head_weights(params_, "", false);
     ghead_ = bind_head_weights(params_, "", true);
-    if (cfg.has_mtp()) {
-        mtp_ = std::make_unique<mtp_block>(params_.cfg);
+    if (mtp_) {
         wmtp_ = bind_mtp_weights(params_, false);
         gmtp_ = bind_mtp_weights(params_, true);
     }
 }
 
+void dsv4_model::set_tensor_parallel(tensor_parallel* tp, bool experts_split) {
+    tp_ = tp && tp->size() > 1 ? tp : nullptr;
+    const tp_layout layout = tp_ ? tp_layout{tp_->rank(), tp_->size(), experts_split} : tp_layout{};
+    if (layout.size == params_.tp.size && layout.rank == params_.tp.rank &&
+        layout.experts_split == params_.tp.experts_split)
+        return;
+    const model_config cfg = params_.cfg;
+    params_ = param_store(cfg, true, true, layout, kernels_.memory);
+    bind_weights();
+}
+
 layer_env dsv4_model::env(const batch_view& batch, const step_options& opts) {
+    TREX_CHECK(!tp_ || params_.tp.experts_split == (dispatcher_ == nullptr),
+               "tensor parallelism: the model was laid out with the routed experts {} but {} expert dispatcher is set",
+               params_.tp.experts_split ? "split" : "whole", dispatcher_ ? "an" : "no");
     return layer_env{config(), kernels_, ws_, geo_, batch, opts, prof_, tp_, dispatcher_};
 }
 

@@ -50,9 +50,11 @@ class dsv4_model {
     param_store& params() { return params_; }
     // Routed experts through a dispatcher (expert parallelism); nullptr = every expert computed here.
     void set_expert_dispatcher(expert_dispatcher* d) { dispatcher_ = d; }
-    // Attention heads/groups and expert intermediate dimension split over TP ranks (tensor_parallel.hpp);
-    // nullptr = everything computed here.
-    void set_tensor_parallel(tensor_parallel* tp) { tp_ = tp; }
+    // Attention heads/groups and expert intermediate dimension split over TP ranks (tensor_parallel.hpp): the
+    // parameters are laid out again as this rank's slices (param_store with a tp_layout; the routed experts split
+    // unless experts_split is false — expert parallelism, whose dispatcher keeps them whole). The values start at
+    // zero: call it before the weights are initialised or loaded. nullptr = everything computed here (full tensors).
+    void set_tensor_parallel(tensor_parallel* tp, bool experts_split = true);
     const model_config& config() const { return params_.cfg; }
 
     // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
@@ -98,6 +100,7 @@ class dsv4_model {
     std::span<const int32_t> csa_selection(int layer, int64_t* kw) const;
 
    private:
+    void bind_weights();
     layer_env env(const batch_view& batch, const step_options& opts);  // the running step's, for the layers
     // The activation plan of a stage forward over the current geometry, from its layers' shapes (memory.cpp).
     stage_plan plan_stage(const stage_range& r, bool mtp, const layer_env& env) const;
@@ -119,7 +122,6 @@ class dsv4_model {
     stage_activations acts_;  // the last forward's saved tensors: block inputs, blocks, heads (activations.hpp)
     std::vector<float> logits_out_, mtp_logits_out_;
     stage_range range_;             // the range of the last stage_forward
-    std::vector<float> de_mtp_;     // [N,d] MTP embedding gradient when one stage holds both ends
     step_profile* prof_ = nullptr;  // &profile_ while profiling (step_options::profile)
     step_profile profile_;          // sections of the running step (cleared by a first-stage forward)
     const kernel_table& kernels_;

@@ -11,20 +11,24 @@
 
 namespace trex {
 
-void float_buffer::allocate(int64_t n) {
+void float_buffer::allocate(int64_t n, const device_allocator& mem) {
+    TREX_CHECK(mem.allocate && mem.release,
+               "the backend's kernel table has no memory allocator (kernel_table::memory)");
     size = n;
-    const size_t bytes = ((size_t)std::max<int64_t>(n, 1) * sizeof(float) + 63) / 64 * 64;
-    void* p = std::aligned_alloc(64, bytes);
-    if (!p) throw std::bad_alloc();
-    std::memset(p, 0, bytes);
-    ptr = std::unique_ptr<float, void (*)(void*)>((float*)p, std::free);
+    void* p = mem.allocate((size_t)std::max<int64_t>(n, 1) * sizeof(float));
+    ptr = std::unique_ptr<float, void (*)(void*)>((float*)p, mem.release);
 }
 
-param_store::param_store(const model_config& c, bool include_mtp, bool with_grads)
-    : cfg(c), specs(build_inventory(c, include_mtp)) {
+param_store::param_store(const model_config& c, bool include_mtp, bool with_grads, tp_layout layout,
+                         const device_allocator& mem)
+    : cfg(c), specs(build_inventory(c, include_mtp)), tp(layout), split(specs.size(), tp_split::none) {
     int64_t fo = 0, io = 0;
     offset.resize(specs.size());
     for (size_t i = 0; i < specs.size(); i++) {
+        if (tp.size > 1) {
+            split[i] = tp_split_of(specs[i], tp.experts_split);
+            specs[i].shape = tp_local_shape(specs[i].name, specs[i].shape, split[i], tp.size);
+        }
         by_name_[specs[i].name] = (int)i;
         if (specs[i].role == tensor_role::hash_table) {
             offset[i] = io;
@@ -39,8 +43,8 @@ param_store::param_store(const model_config& c, bool include_mtp, bool with_grad
     // OOM killer in the middle of the memset rather than by an error
     check_fits_in_memory(sizeof(float) * ((double)fo * (with_grads ? 2.0 : 1.0) + (double)io),
                          with_grads ? "the model's fp32 weights and gradients" : "the model's fp32 weights");
-    weights.allocate(fo);
-    if (with_grads) grads.allocate(fo);
+    weights.allocate(fo, mem);
+    if (with_grads) grads.allocate(fo, mem);
     tables.assign(io, 0);
 }
 
@@ -48,6 +52,27 @@ int param_store::index(const std::string& name) const {
     auto it = by_name_.find(name);
     TREX_CHECK(it != by_name_.end(), "tensor '{}' is not part of this model", name);
     return it->second;
+}
+
+std::vector<int64_t> param_store::full_shape(int i) const {
+    std::vector<int64_t> s = specs[i].shape;
+    if (split[i] == tp_split::rows) s[0] *= tp.size;
+    if (split[i] == tp_split::cols) s.back() *= tp.size;
+    return s;
+}
+
+void take_shards(param_store& local, const param_store& full) {
+    TREX_CHECK(local.specs.size() == full.specs.size() && full.tp.size == 1,
+               "internal: take_shards needs a full store of the same model");
+    for (size_t i = 0; i < local.specs.size(); i++) {
+        if (local.specs[i].role == tensor_role::hash_table) {
+            std::memcpy(local.tables.data() + local.offset[i], full.tables.data() + full.offset[i],
+                        sizeof(int32_t) * local.specs[i].numel());
+            continue;
+        }
+        tp_take_shard(local.weights.data() + local.offset[i], full.weights.data() + full.offset[i], full.specs[i].shape,
+                      local.split[i], local.tp.rank, local.tp.size);
+    }
 }
 
 void param_store::zero_grads() {
@@ -103,8 +128,11 @@ void param_store::init(uint64_t seed, double std) {
             random = true;
         }
         if (random) {
+            const std::vector<int64_t> full = full_shape((int)i);
+            const tp_split sp = split[i];
 #pragma omp parallel for schedule(static)
-            for (int64_t k = 0; k < n; k++) p[k] = (float)(std * normal01(seed, stream, (uint64_t)k));
+            for (int64_t k = 0; k < n; k++)
+                p[k] = (float)(std * normal01(seed, stream, (uint64_t)tp_full_index(k, full, sp, tp.rank, tp.size)));
         } else {
             for (int64_t k = 0; k < n; k++) p[k] = fill;
         }

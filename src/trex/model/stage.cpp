@@ -9,15 +9,6 @@
 
 namespace trex {
 
-namespace {
-
-float* sized(std::vector<float>& v, size_t n) {
-    if (v.size() < n) v.resize(n);
-    return v.data();
-}
-
-}  // namespace
-
 void finish_step_result(step_result& r, const step_options& opts, int n_layers) {
     r.bal = 0.0;
     r.idx = 0.0;
@@ -65,7 +56,7 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
     if (opts.profile) profile_ = step_profile{};
     prof_ = opts.profile ? &profile_ : nullptr;
     const layer_env e = env(batch, opts);
-    acts_.plan(plan_stage(r, mtp, e));
+    acts_.plan(plan_stage(r, mtp, e), kernels_.memory);
     // H(l) = input of block l (l in [first, last]); H(last + 1) = MTP output
     auto H = [&](int l) { return acts_.states.data() + (int64_t)(l - r.first) * N * nd; };
 
@@ -163,7 +154,7 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
     const int64_t N = N_, nd = (int64_t)cfg.hc_mult * cfg.hidden_size;
     auto H = [&](int l) { return acts_.states.data() + (int64_t)(l - r.first) * N * nd; };
     // the MTP embedding gradient: produced by the last stage, applied by the first
-    float* de_mtp_buf = r.first == 0 && r.last == L ? sized(de_mtp_, N * cfg.hidden_size) : de_mtp;
+    float* de_mtp_buf = r.first == 0 && r.last == L ? ws.floats(N * cfg.hidden_size) : de_mtp;
     TREX_CHECK(!mtp || de_mtp_buf || (r.first > 0 && r.last < L),
                "stage: blocks [{}, {}) need the MTP embedding gradient buffer (de_mtp)", r.first, r.last);
     const layer_env e = env(batch, opts);

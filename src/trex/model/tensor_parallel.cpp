@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "trex/base/error.hpp"
+
 namespace trex {
 
 namespace {
@@ -12,44 +14,85 @@ bool ends_with(const std::string& s, const char* suffix) {
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
+// [rows, cols] of a shape viewed as a matrix (1-D: [n, 1]).
+int64_t rows_of(const std::vector<int64_t>& shape) {
+    return shape[0];
+}
+int64_t cols_of(const std::vector<int64_t>& shape) {
+    int64_t c = 1;
+    for (size_t i = 1; i < shape.size(); i++) c *= shape[i];
+    return c;
+}
+
 }  // namespace
 
-bool is_tp_sharded(const tensor_spec& s) {
-    if (s.role != tensor_role::weight) return false;
-    if (s.expert >= 0) return true;
-    for (const char* suffix :
-         {".attn.attn_sink", ".attn.wq_b.weight", ".attn.wo_a.weight", ".attn.wo_b.weight",
-          ".ffn.shared_experts.w1.weight", ".ffn.shared_experts.w3.weight", ".ffn.shared_experts.w2.weight"})
-        if (ends_with(s.name, suffix)) return true;
-    return false;
+tp_split tp_split_of(const tensor_spec& s, bool experts_split) {
+    if (s.role != tensor_role::weight) return tp_split::none;
+    if (s.expert >= 0) {
+        if (!experts_split) return tp_split::none;
+        return ends_with(s.name, ".w2.weight") ? tp_split::cols : tp_split::rows;
+    }
+    for (const char* suffix : {".attn.attn_sink", ".attn.wq_b.weight", ".attn.wo_a.weight",
+                               ".ffn.shared_experts.w1.weight", ".ffn.shared_experts.w3.weight"})
+        if (ends_with(s.name, suffix)) return tp_split::rows;
+    for (const char* suffix : {".attn.wo_b.weight", ".ffn.shared_experts.w2.weight"})
+        if (ends_with(s.name, suffix)) return tp_split::cols;
+    return tp_split::none;
 }
 
-namespace tp_copy {
-
-void cols(float* dst, const float* src, int64_t R, int64_t C, int64_t c0, int64_t n) {
-    for (int64_t r = 0; r < R; r++) std::memcpy(dst + r * n, src + r * C + c0, sizeof(float) * n);
+std::vector<int64_t> tp_local_shape(const std::string& name, const std::vector<int64_t>& full, tp_split split,
+                                    int size) {
+    if (split == tp_split::none) return full;
+    const size_t dim = split == tp_split::rows ? 0 : full.size() - 1;
+    TREX_CHECK(split == tp_split::rows || full.size() == 2, "tensor '{}': a column split needs a matrix", name);
+    TREX_CHECK(full[dim] % size == 0, "tensor parallelism {}: tensor '{}' has {} {} (not divisible)", size, name,
+               full[dim], dim == 0 ? "rows" : "columns");
+    std::vector<int64_t> local = full;
+    local[dim] /= size;
+    return local;
 }
 
-void add_cols(float* dst, const float* src, int64_t R, int64_t C, int64_t c0, int64_t n) {
-    for (int64_t r = 0; r < R; r++) {
-        float* o = dst + r * C + c0;
-        const float* s = src + r * n;
-        for (int64_t j = 0; j < n; j++) o[j] += s[j];
+int64_t tp_full_index(int64_t k, const std::vector<int64_t>& full, tp_split split, int rank, int size) {
+    const int64_t R = rows_of(full), C = cols_of(full);
+    switch (split) {
+        case tp_split::none:
+            return k;
+        case tp_split::rows:
+            return rank * (R / size) * C + k;
+        case tp_split::cols: {
+            const int64_t lc = C / size;
+            return (k / lc) * C + rank * lc + k % lc;
+        }
+    }
+    return k;
+}
+
+void tp_take_shard(float* local, const float* full, const std::vector<int64_t>& shape, tp_split split, int rank,
+                   int size) {
+    const int64_t R = rows_of(shape), C = cols_of(shape);
+    if (split == tp_split::none) {
+        std::memcpy(local, full, sizeof(float) * R * C);
+    } else if (split == tp_split::rows) {
+        const int64_t n = R / size * C;
+        std::memcpy(local, full + rank * n, sizeof(float) * n);
+    } else {
+        const int64_t lc = C / size;
+        for (int64_t r = 0; r < R; r++) std::memcpy(local + r * lc, full + r * C + rank * lc, sizeof(float) * lc);
     }
 }
 
-void w13(float* dst, const float* src, int64_t I, int64_t d, int64_t i0, int64_t n) {
-    std::memcpy(dst, src + i0 * d, sizeof(float) * n * d);
-    std::memcpy(dst + n * d, src + (I + i0) * d, sizeof(float) * n * d);
+void tp_put_shard(float* full, const float* local, const std::vector<int64_t>& shape, tp_split split, int rank,
+                  int size) {
+    const int64_t R = rows_of(shape), C = cols_of(shape);
+    if (split == tp_split::none) {
+        std::memcpy(full, local, sizeof(float) * R * C);
+    } else if (split == tp_split::rows) {
+        const int64_t n = R / size * C;
+        std::memcpy(full + rank * n, local, sizeof(float) * n);
+    } else {
+        const int64_t lc = C / size;
+        for (int64_t r = 0; r < R; r++) std::memcpy(full + r * C + rank * lc, local + r * lc, sizeof(float) * lc);
+    }
 }
-
-void add_w13(float* dst, const float* src, int64_t I, int64_t d, int64_t i0, int64_t n) {
-    float* w1 = dst + i0 * d;
-    float* w3 = dst + (I + i0) * d;
-    for (int64_t j = 0; j < n * d; j++) w1[j] += src[j];
-    for (int64_t j = 0; j < n * d; j++) w3[j] += src[n * d + j];
-}
-
-}  // namespace tp_copy
 
 }  // namespace trex

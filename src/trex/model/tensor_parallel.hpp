@@ -12,9 +12,15 @@
 //              ranks dispatch disjoint parts of the tokens instead; the same all-reduce assembles the outputs.
 // Everything else (norms, wq_a/q_norm, the shared KV head, compressor, indexer, router, mHC, embedding, head) is
 // replicated: every TP rank computes it on the same inputs and gets the same bits.
+//
+// A model built for a tp_layout (param_store's constructor, parallel::parallelize) holds only its slices of the split
+// tensors, at their local shapes: the layers read their local weights directly and accumulate local gradients.
+// Checkpoints stay layout-independent: tp_take_shard / tp_put_shard convert between a full tensor and the slices.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "trex/model/inventory.hpp"
 
@@ -40,19 +46,30 @@ inline tp_slice tp_local(const tensor_parallel* tp, int64_t n) {
     return {tp->rank() * per, per};
 }
 
-// Is this tensor split over the TP ranks? (Its gradient is then non-zero only in this rank's slice: summing the
-// ranks' gradients assembles it exactly.) Routed experts count as split: they are, without expert parallelism.
-bool is_tp_sharded(const tensor_spec& s);
+// How a tensor is laid out over the TP ranks. rows: rank r holds rows [r·R/T, (r+1)·R/T) of its [R, ...] shape (a
+// contiguous block; wq_b's heads, wo_a's output groups, w1/w3's intermediate rows, attn_sink's heads); cols: rank r
+// holds columns [r·C/T, (r+1)·C/T) of its [R, C] shape (wo_b's group inputs, w2's intermediate columns).
+enum class tp_split { none, rows, cols };
 
-namespace tp_copy {
-// dst [R, n] = columns [c0, c0 + n) of src [R, C].
-void cols(float* dst, const float* src, int64_t R, int64_t C, int64_t c0, int64_t n);
-// dst[:, c0 : c0 + n] += src [R, n]; dst [R, C].
-void add_cols(float* dst, const float* src, int64_t R, int64_t C, int64_t c0, int64_t n);
-// A fused w1|w3 matrix [2I, d]: dst [2n, d] = rows [i0, i0 + n) of w1 then the same rows of w3.
-void w13(float* dst, const float* src, int64_t I, int64_t d, int64_t i0, int64_t n);
-// The inverse accumulation: rows of dst [2I, d] += src [2n, d].
-void add_w13(float* dst, const float* src, int64_t I, int64_t d, int64_t i0, int64_t n);
-}  // namespace tp_copy
+// This rank's place in the tensor-parallel group a model is built for. experts_split: the routed experts are split
+// over TP like the shared expert (no expert parallelism); with expert parallelism they stay whole (the TP ranks
+// dispatch disjoint tokens instead).
+struct tp_layout {
+    int rank = 0, size = 1;
+    bool experts_split = true;
+};
+
+// The split of tensor s (full shape) under tensor parallelism (none for every replicated tensor).
+tp_split tp_split_of(const tensor_spec& s, bool experts_split);
+// The shape rank-local storage has: full with the split dimension divided by `size` (which must divide it).
+std::vector<int64_t> tp_local_shape(const std::string& name, const std::vector<int64_t>& full, tp_split split,
+                                    int size);
+// The full-tensor element index of local element k (row-major in both).
+int64_t tp_full_index(int64_t k, const std::vector<int64_t>& full, tp_split split, int rank, int size);
+// local = rank's slice of full; full's slice of rank = local. full has shape `full`.
+void tp_take_shard(float* local, const float* full, const std::vector<int64_t>& shape, tp_split split, int rank,
+                   int size);
+void tp_put_shard(float* full, const float* local, const std::vector<int64_t>& shape, tp_split split, int rank,
+                  int size);
 
 }  // namespace trex

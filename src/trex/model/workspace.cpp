@@ -32,10 +32,10 @@ float* workspace::scope::floats(size_t n) {
     return ws_.take(n);
 }
 
-workspace::block workspace::make_block(size_t n) {
+workspace::block workspace::make_block(size_t n) const {
     block b;
-    b.data.reset(static_cast<float*>(std::aligned_alloc(kAlignFloats * sizeof(float), n * sizeof(float))));
-    if (!b.data) throw std::bad_alloc();
+    b.data =
+        std::unique_ptr<float, void (*)(void*)>(static_cast<float*>(mem_->allocate(n * sizeof(float))), mem_->release);
     b.size = n;
     return b;
 }

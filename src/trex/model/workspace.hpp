@@ -22,6 +22,8 @@
 #include <memory>
 #include <vector>
 
+#include "trex/kernels/memory.hpp"
+
 namespace trex {
 
 static_assert(sizeof(int32_t) == sizeof(float) && alignof(int32_t) <= alignof(float));
@@ -48,7 +50,8 @@ class workspace {
         size_t block_, block_used_, in_use_;  // where the workspace stood when this scope opened
     };
 
-    workspace() = default;
+    // mem: where the blocks live (the model's backend: kernel_table::memory)
+    explicit workspace(const device_allocator& mem = host_memory()) : mem_(&mem) {}
     workspace(const workspace&) = delete;
     workspace& operator=(const workspace&) = delete;
 
@@ -57,17 +60,15 @@ class workspace {
     size_t open_scopes() const { return depth_; }
 
    private:
-    struct free_deleter {
-        void operator()(float* p) const { std::free(p); }
-    };
     struct block {
-        std::unique_ptr<float[], free_deleter> data;
+        std::unique_ptr<float, void (*)(void*)> data{nullptr, nullptr};
         size_t size = 0, used = 0;  // floats
     };
 
     float* take(size_t n);
     void close(const scope& s);
-    static block make_block(size_t n);
+    block make_block(size_t n) const;
+    const device_allocator* mem_;
 
     std::vector<block> blocks_;
     size_t current_ = 0;     // the block buffers are taken from

@@ -86,11 +86,16 @@ std::vector<muon_matrix> muon_matrices_of(const param_store& p, int i, const opt
     if (s.role != tensor_role::weight || cfg.kind != "muon" || s.group != optim_group::muon || s.shape.size() != 2)
         return out;
     // wo_a [g·dg, H·c/g] holds g independent matrices (one per head group, spec §3.3 [INF])
+    // (a TP rank holds whole groups of it: its local rows are o_lora_rank per group)
     int64_t blocks = 1;
-    if (ends_with(s.name, "attn.wo_a.weight")) blocks = p.cfg.o_groups;
+    if (ends_with(s.name, "attn.wo_a.weight")) blocks = s.shape[0] / p.cfg.o_lora_rank;
     const int64_t rows = s.shape[0] / blocks, cols = s.shape[1];
     for (int64_t b = 0; b < blocks; b++) out.push_back({i, p.offset[i] + b * rows * cols, rows, cols});
     return out;
+}
+
+bool muon_needs_whole_tensor(const param_store& p, int i) {
+    return p.sharded(i) && !ends_with(p.specs[i].name, "attn.wo_a.weight");
 }
 
 optimizer::optimizer(param_store& params, const optim_config& cfg, const kernel_table& kernels)
@@ -124,21 +129,29 @@ double optimizer::grad_norm() const {
     return std::sqrt(total);
 }
 
-void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t cols, double lr,
-                      const optim_config& cfg, const kernel_table& k) {
-    const int64_t n = rows * cols;
-    static thread_local std::vector<float> u_buf;
-    float* U = grow(u_buf, (size_t)n);
+void muon_momentum(float* M, float* U, const float* G, int64_t n, const optim_config& cfg) {
     const float mu = (float)cfg.muon_momentum;
     for (int64_t i = 0; i < n; i++) {
         M[i] = mu * M[i] + G[i];
         U[i] = cfg.muon_nesterov ? mu * M[i] + G[i] : M[i];
     }
-    newton_schulz(U, rows, cols, cfg.ns_fast_steps, cfg.ns_stable_steps, k);
+}
+
+void muon_apply(float* W, const float* U, int64_t n, int64_t rows, int64_t cols, double lr, const optim_config& cfg) {
     const float decay = (float)(1.0 - lr * cfg.weight_decay);
     const float step = (float)(lr * std::sqrt((double)std::max(rows, cols)) * cfg.muon_update_rms);
 #pragma omp parallel for schedule(static) if (n > (1 << 16))
     for (int64_t i = 0; i < n; i++) W[i] = W[i] * decay - step * U[i];
+}
+
+void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t cols, double lr,
+                      const optim_config& cfg, const kernel_table& k) {
+    const int64_t n = rows * cols;
+    static thread_local std::vector<float> u_buf;
+    float* U = grow(u_buf, (size_t)n);
+    muon_momentum(M, U, G, n, cfg);
+    newton_schulz(U, rows, cols, cfg.ns_fast_steps, cfg.ns_stable_steps, k);
+    muon_apply(W, U, n, rows, cols, lr, cfg);
 }
 
 void adamw_step_tensor(float* W, float* m, float* v, const float* G, int64_t n, double lr, int64_t t,

@@ -84,10 +84,18 @@ std::vector<muon_matrix> muon_matrices_of(const param_store& p, int i, const opt
 // Σ x² in double over n values, summed in fixed chunks (independent of the thread count).
 double sum_squares(const float* x, int64_t n);
 
+// Is tensor i a TP slice of one Muon matrix (Newton-Schulz needs the whole matrix: the slices are gathered)? wo_a's
+// slices are whole groups, each its own Muon matrix.
+bool muon_needs_whole_tensor(const param_store& p, int i);
+
 // One Muon update of a [rows, cols] matrix: M ← μM + G; U = NS(μM + G) (Nesterov) or NS(M);
-// W ← W·(1 − lr·wd) − lr·γ·sqrt(max(rows, cols))·U.
+// W ← W·(1 − lr·wd) − lr·γ·sqrt(max(rows, cols))·U. The three parts below, in this order.
 void muon_step_matrix(float* W, float* M, const float* G, int64_t rows, int64_t cols, double lr,
                       const optim_config& cfg, const kernel_table& k = cpu_kernels());
+// Elementwise over n values: M ← μM + G; U = μM + G (Nesterov) or M.
+void muon_momentum(float* M, float* U, const float* G, int64_t n, const optim_config& cfg);
+// W ← W·(1 − lr·wd) − lr·γ·sqrt(max(rows, cols))·U over n values of a [rows, cols] matrix (or a slice of it).
+void muon_apply(float* W, const float* U, int64_t n, int64_t rows, int64_t cols, double lr, const optim_config& cfg);
 // One AdamW update (PyTorch's formula, bias-corrected, step count t ≥ 1) of n values:
 // m ← β1 m + (1−β1) g; v ← β2 v + (1−β2) g²; W ← W·(1 − lr·wd) − (lr/bc1)·m / (sqrt(v)/sqrt(bc2) + ε).
 void adamw_step_tensor(float* W, float* m, float* v, const float* G, int64_t n, double lr, int64_t t,

@@ -22,18 +22,24 @@ bool dist_context::holds_expert(const model_config& cfg, int e) const {
 }
 
 std::vector<replica_group> dist_context::replica_groups(const param_store& p,
-                                                       const std::function<bool(const tensor_spec&)>& held) const {
-    replica_group dense{mesh.pp > 1 ? stage_comm.get() : world, {}}, experts{edp_comm.get(), {}};
+                                                        const std::function<bool(const tensor_spec&)>& held) const {
+    TREX_CHECK(p.tp.size == mesh.tp, "internal: the model is laid out for tp {} but the mesh has tp {}", p.tp.size,
+               mesh.tp);
+    replica_group dense{mesh.pp > 1 ? stage_comm.get() : world, {}}, experts{edp_comm.get(), {}},
+        slices{dp_comm.get(), {}, tp_comm.get()};
     for (size_t i = 0; i < p.specs.size(); i++) {
         const tensor_spec& s = p.specs[i];
         if (s.role != tensor_role::weight) continue;
         if (held && !held(s)) continue;
-        if (s.expert < 0 || mesh.ep == 1)
+        if (p.sharded((int)i))
+            slices.tensors.push_back((int)i);
+        else if (s.expert < 0 || mesh.ep == 1)
             dense.tensors.push_back((int)i);
         else if (holds_expert(p.cfg, s.expert))
             experts.tensors.push_back((int)i);
     }
     std::vector<replica_group> g{dense};
+    if (!slices.tensors.empty()) g.push_back(slices);
     if (!experts.tensors.empty()) g.push_back(experts);
     return g;
 }

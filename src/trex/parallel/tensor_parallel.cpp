@@ -28,7 +28,7 @@ void tp_group::all_reduce_sum(double* x, int64_t n) {
 void tp_group::drop_replicated_gradients(param_store& p) const {
     if (comm_.rank() == 0) return;
     for (size_t i = 0; i < p.specs.size(); i++)
-        if (p.specs[i].role == tensor_role::weight && p.specs[i].expert < 0 && !is_tp_sharded(p.specs[i]))
+        if (p.specs[i].role == tensor_role::weight && p.specs[i].expert < 0 && !p.sharded((int)i))
             std::memset(p.g((int)i), 0, sizeof(float) * p.specs[i].numel());
 }
 

@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "trex/parallel/communicator.hpp"
 #include "trex/model/params.hpp"
 #include "trex/model/tensor_parallel.hpp"
+#include "trex/parallel/communicator.hpp"
 
 namespace trex::parallel {
 
@@ -22,11 +22,10 @@ class tp_group : public tensor_parallel {
     void all_reduce_sum(float* x, int64_t n) override;
     void all_reduce_sum(double* x, int64_t n) override;
 
-    // After the backward, before ZeRO-1 sums the gradients over all ranks: the replicated tensors' gradients are
-    // the same on every TP rank, so TP ranks other than 0 zero theirs (counted once); the TP-split tensors' gradients
-    // are non-zero only in each rank's slice, so the sum over the TP ranks assembles them exactly (x + 0 = x). Routed
-    // experts are never replicated over TP: split over TP (ep 1) or held by their EP rank, which computed the
-    // gradient of this rank's tokens only.
+    // After the backward, before ZeRO-1 sums the replicated tensors' gradients over all ranks: they are the same on
+    // every TP rank, so TP ranks other than 0 zero theirs (counted once). The TP-split tensors are this rank's slices
+    // (summed over the DP ranks of its TP index only). Routed experts are never replicated over TP: split over TP
+    // (ep 1) or held by their EP rank, which computed the gradient of this rank's tokens only.
     void drop_replicated_gradients(param_store& p) const;
 
     communicator& comm() { return comm_; }

@@ -12,6 +12,13 @@
 //   3. step(): clipping, the Muon / AdamW update of the owned tensors with the owner's optimizer state (state exists
 //      only for owned tensors: sharded), then every group all-gathers the updated weights.
 // With one rank this is the single-process optimizer (same functions, same order: bitwise identical).
+//
+// Tensor parallelism: a group whose `tp` communicator is set holds TP slices (the DP ranks of one TP index, each
+// holding that index's slices). The owners of a tensor's slices are the same DP rank in every TP index (the plans are
+// equal), so they meet on `tp`. The gradient norm and Newton-Schulz need the whole tensor: one of them, the tensor's
+// worker (a balanced assignment of the whole tensors' costs over the TP ranks), receives the slices (an all-to-all
+// over `tp`), sums the squares / orthogonalises the whole matrix, and sends each owner its slice of the update back;
+// everything else is elementwise on the slice. The result is the single process's, bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -26,12 +33,13 @@ namespace trex::parallel {
 
 struct replica_group {
     communicator* comm = nullptr;
-    std::vector<int> tensors;  // indices into param_store::specs (trainable weights)
+    std::vector<int> tensors;    // indices into param_store::specs (trainable weights)
+    communicator* tp = nullptr;  // set: the tensors are TP slices; the TP ranks holding the other slices
 };
 
 // Balanced assignment of items with the given costs to `bins` owners (LPT greedy: heaviest first, to the least
-// loaded owner, ties to the lower index). Returns the owner of each item.
-std::vector<int> balanced_assignment(const std::vector<double>& cost, int bins);
+// loaded owner, ties to the lower index). Returns the owner of each item. load: the owners' loads before (default 0).
+std::vector<int> balanced_assignment(const std::vector<double>& cost, int bins, std::vector<double> load = {});
 
 // The update cost used by the plan: Newton-Schulz FLOPs of a Muon tensor, ~10 FLOPs per element for AdamW.
 double update_cost(const param_store& p, int tensor, const optim_config& cfg);
@@ -55,11 +63,13 @@ class zero_optimizer {
     int64_t adam_steps() const { return adam_t_; }
     void set_adam_steps(int64_t t) { adam_t_ = t; }
 
-    // Checkpoints in the single-process layout: on `root`, fills full-size weights (every tensor, including experts
-    // held elsewhere) and m, v arenas from the owners. Every rank must call it.
-    void gather_full(int root, float* weights, float* m, float* v);
-    // Takes the owned tensors' state from full-size m, v arenas (every rank loads the same checkpoint).
-    void load_full(const float* m, const float* v);
+    // Checkpoints in the single-process layout: on `root`, fills `full` (a store of the whole model without TP:
+    // every tensor, including experts held elsewhere and other TP ranks' slices) and m, v arenas in its layout from
+    // the owners. Every rank must call it; full, m and v are used on root only.
+    void gather_full(int root, param_store* full, float* m, float* v);
+    // Takes the owned tensors' state (this rank's slices) from m, v arenas in the layout of `full` (a store without
+    // TP; every rank loads the same checkpoint).
+    void load_full(const param_store& full, const float* m, const float* v);
 
     // Owned tensors and floats of this rank; the plan for printing.
     int64_t owned_floats() const;
@@ -82,7 +92,23 @@ class zero_optimizer {
         int tensor = 0;
         int64_t numel = 0, arena = 0, state = 0;  // arena offset, offset in m/v/grad shard
         std::vector<muon_matrix> muon;            // empty: AdamW
+        communicator* tp = nullptr;               // set: a TP slice (the other slices' owners)
+        bool muon_whole = false;                  // a slice of one Muon matrix: Newton-Schulz on the whole
+        int worker = -1;                          // a TP slice: the TP rank that works on the whole tensor
     };
+    // TP slices: the whole tensors to their workers. For the owned slices list[k] (the owners' common order) with
+    // this rank's values x[k], every worker gets whole[k] of its tensors (empty for the others). One all-to-all.
+    void to_workers(const std::vector<const owned*>& list, const std::vector<const float*>& x,
+                    std::vector<std::vector<float>>& whole);
+    // The reverse: each worker sends every owner its slice of whole[k]; y[k] (numel floats) receives this rank's.
+    void from_workers(const std::vector<const owned*>& list, const std::vector<std::vector<float>>& whole,
+                      const std::vector<float*>& y);
+    communicator* tp_ = nullptr;  // the TP ranks owning the other slices of this rank's (null: no TP group)
+    // The Muon updates of the owned tensors (those of whole matrices as the single process; the slices' matrices
+    // gathered first).
+    void muon_updates(double lr);
+    // The workers of the TP slices this rank owns (sliced_cost: per owned tensor, its cost if a slice, else −1).
+    void assign_workers(const std::vector<double>& sliced_cost);
 
     param_store& p_;
     optim_config cfg_;

@@ -64,6 +64,7 @@ plan_model build_v4(const model_config& cfg, const std::string& name, const std:
             continue;
         }
         const bool tp = contains(nm, ".attn.wq_b.") || contains(nm, ".attn.wo_a.") || contains(nm, ".attn.wo_b.") ||
+                        contains(nm, ".attn.attn_sink") ||
                         contains(nm, ".shared_experts.") || contains(nm, ".indexer.wq_b.") ||
                         contains(nm, ".indexer.weights_proj.");
         (tp ? L.p_tp : L.p_rep) += n;

@@ -30,6 +30,7 @@
 #include "trex/model/model.hpp"
 #include "trex/parallel/context.hpp"
 #include "trex/parallel/expert_parallel.hpp"
+#include "trex/parallel/parallelize.hpp"
 #include "trex/parallel/pipeline.hpp"
 #include "trex/parallel/tensor_parallel.hpp"
 #include "trex/train/pipeline_step.hpp"
@@ -187,7 +188,8 @@ class training_run {
     void open_data();
     void describe_layout() const;
     void restore_or_initialise();
-    optim_state_ref full_state(std::vector<float>& m, std::vector<float>& v) const;
+    optim_state_ref full_state(const param_store& full, std::vector<float>& m, std::vector<float>& v) const;
+    std::unique_ptr<param_store> whole_model_store() const;
     void announce();
 
     step_options options_for(int64_t step) const;
@@ -211,8 +213,7 @@ class training_run {
     const int64_t micro_total_;    // micro-batches of one optimizer step, over all DP ranks
     dsv4_model model_;
     param_store& P_;
-    std::unique_ptr<parallel::expert_parallel> ep_;
-    std::unique_ptr<parallel::tp_group> tp_;
+    parallel::parallel_bindings bound_;  // the expert dispatcher and the TP group bound to the model
     std::unique_ptr<parallel::zero_optimizer> opt_;
     std::unique_ptr<packer> data_;
 
@@ -292,16 +293,11 @@ void training_run::open_run_directory() {
     remove_stale_temps(cfg_.out_dir);
 }
 
-// Expert and tensor parallelism bound to the model; the ZeRO-1 optimizer over the tensors this rank holds.
+// Expert and tensor parallelism bound to the model (under TP it holds only its slices from here on); the ZeRO-1
+// optimizer over the tensors this rank holds.
 void training_run::bind_parallelism() {
-    if (dc_.mesh.ep > 1) {
-        ep_ = std::make_unique<parallel::expert_parallel>(*dc_.ep_comm, mc_, cfg_.dist_overlap);
-        model_.set_expert_dispatcher(ep_.get());
-    }
-    if (dc_.mesh.tp > 1) {
-        tp_ = std::make_unique<parallel::tp_group>(*dc_.tp_comm);
-        model_.set_tensor_parallel(tp_.get());
-    }
+    bound_ = parallel::parallelize(model_, dc_, cfg_.dist_overlap);
+    if (cfg_.grad_accum > 1) grad_acc_.assign(P_.n_floats, 0.0f);
     std::function<bool(const tensor_spec&)> held;
     if (pipelined_) held = [this](const tensor_spec& s) { return pl_.holds(s); };
     opt_ = std::make_unique<parallel::zero_optimizer>(P_, cfg_.optim, world_, dc_.replica_groups(P_, held),
@@ -330,11 +326,18 @@ void training_run::describe_layout() const {
     if (root_) fmt::print(stderr, "{}", opt_->describe_plan());
 }
 
-// Full-size optimizer state for checkpoints (rank 0 writes; every rank reads).
-optim_state_ref training_run::full_state(std::vector<float>& m, std::vector<float>& v) const {
-    m.assign(P_.n_floats, 0.0f);
-    v.assign(P_.n_floats, 0.0f);
+// Full-size optimizer state for checkpoints in the layout of `full` (rank 0 writes; every rank reads).
+optim_state_ref training_run::full_state(const param_store& full, std::vector<float>& m, std::vector<float>& v) const {
+    m.assign(full.n_floats, 0.0f);
+    v.assign(full.n_floats, 0.0f);
     return optim_state_ref{cfg_.optim.kind, m.data(), v.data()};
+}
+
+// Under tensor parallelism checkpoints are read into and written from a store of the whole model (weights only);
+// null without it (the model's own store is whole).
+std::unique_ptr<param_store> training_run::whole_model_store() const {
+    if (P_.tp.size == 1) return nullptr;
+    return std::make_unique<param_store>(mc_, true, /*with_grads=*/false);
 }
 
 // Start: resume > init_from > fresh (every rank reads the same files).
@@ -354,9 +357,12 @@ void training_run::restore_or_initialise() {
         }
         if (!dir.empty()) {
             std::vector<float> m, v;
-            const optim_state_ref ref = full_state(m, v);
-            resumed = load_checkpoint_state(dir, P_, &ref);
-            opt_->load_full(m.data(), v.data());
+            const std::unique_ptr<param_store> whole = whole_model_store();
+            param_store& io = whole ? *whole : P_;
+            const optim_state_ref ref = full_state(io, m, v);
+            resumed = load_checkpoint_state(dir, io, &ref);
+            if (whole) take_shards(P_, *whole);
+            opt_->load_full(io, m.data(), v.data());
             opt_->set_adam_steps(resumed.adam_steps);
             data_->restore(resumed.data);
             have_resume = true;
@@ -369,15 +375,18 @@ void training_run::restore_or_initialise() {
     }
     if (!have_resume) {
         if (!cfg_.init_from.empty()) {
+            const std::unique_ptr<param_store> whole = whole_model_store();
+            param_store& io = whole ? *whole : P_;
             // ours (a manifest.json) or the official HF release layout (config.json + safetensors shards)
             if (fs::exists(fs::path(cfg_.init_from) / "manifest.json")) {
-                load_checkpoint_state(cfg_.init_from, P_, nullptr);
+                load_checkpoint_state(cfg_.init_from, io, nullptr);
             } else {
-                const hf_io_report rep = load_hf_checkpoint(P_, cfg_.init_from);
+                const hf_io_report rep = load_hf_checkpoint(io, cfg_.init_from);
                 if (root_)
                     fmt::print(stderr, "init: {} tensors from {} shard(s) of the HF release layout\n", rep.tensors,
                                rep.files);
             }
+            if (whole) take_shards(P_, *whole);
             if (root_) fmt::print(stderr, "init: weights from {}\n", cfg_.init_from);
         } else {
             P_.init(cfg_.seed, cfg_.init_std);
@@ -424,7 +433,7 @@ void training_run::announce() {
         bar_ = std::make_unique<progress>(cfg_.steps, "steps");
     }
     if (pipelined_)
-        pipe_ = std::make_unique<pipeline_step>(model_, world_, dc_, pl_, ep_.get(), cfg_.grad_accum, grad_acc_);
+        pipe_ = std::make_unique<pipeline_step>(model_, world_, dc_, pl_, bound_.ep.get(), cfg_.grad_accum, grad_acc_);
 }
 
 train_summary training_run::run() {
@@ -520,7 +529,7 @@ void training_run::accumulate(int64_t k) {
 // Gradient reduction, clipping and the optimizer update, skipped (and counted) when the loss or the gradient norm is
 // not finite; the running loss mean and the spike flag.
 void training_run::update(step_record& rec) {
-    if (tp_) tp_->drop_replicated_gradients(P_);  // ZeRO-1 then sums over TP and DP ranks alike
+    if (bound_.tp) bound_.tp->drop_replicated_gradients(P_);  // ZeRO-1 then sums over TP and DP ranks alike
     opt_->reduce_gradients();
     rec.lr = cfg_.schedule.at(rec.step);
     const double gnorm = opt_->grad_norm();
@@ -647,8 +656,10 @@ void training_run::report_step(const step_record& rec) {
 // Gathers the weights and the optimizer state on rank 0, which writes the checkpoint; every rank waits for it.
 void training_run::checkpoint(int64_t step_done) {
     std::vector<float> m, v;
-    if (root_) full_state(m, v);
-    opt_->gather_full(0, P_.weights.data(), m.data(), v.data());
+    std::unique_ptr<param_store> whole = root_ ? whole_model_store() : nullptr;
+    param_store& io = whole ? *whole : P_;
+    if (root_) full_state(io, m, v);
+    opt_->gather_full(0, &io, m.data(), v.data());
     if (root_) {
         checkpoint_state cs;
         cs.step = step_done;
@@ -656,7 +667,7 @@ void training_run::checkpoint(int64_t step_done) {
         cs.data = data_->state();
         cs.run = {{"skipped", skipped_total_}, {"tokens", tokens_seen_}, {"loss_ema", loss_ema_}, {"name", cfg_.name}};
         const optim_state_ref ref{cfg_.optim.kind, m.data(), v.data()};
-        last_ckpt_ = save_checkpoint_state(cfg_.out_dir, P_, &ref, cs, cfg_.keep_last);
+        last_ckpt_ = save_checkpoint_state(cfg_.out_dir, io, &ref, cs, cfg_.keep_last);
     }
     // a large checkpoint may take rank 0 a while: wait as long as it keeps writing (dist.timeout after its last
     // progress, not after the start of the write)

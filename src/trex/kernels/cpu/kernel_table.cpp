@@ -11,6 +11,7 @@ namespace {
 kernel_table make_cpu_kernels() {
     kernel_table t;
     t.name = "cpu";
+    t.memory = host_memory();
     t.gemm = cpu::gemm;
     t.syrk = cpu::syrk;
     t.linear_fwd = cpu::linear_fwd;

@@ -350,6 +350,7 @@ void set_layer_entries(kernel_table& t) {
 kernel_table make_ref_kernels() {
     kernel_table t;
     t.name = "ref";
+    t.memory = host_memory();
     t.gemm = gemm;
     t.syrk = syrk;
     t.linear_fwd = linear_fwd;

@@ -10,15 +10,15 @@ namespace trex {
 
 namespace {
 
-// This rank's heads [h0, h0 + Hl) and output groups [g0, g0 + gl) under tensor parallelism (all without), and the
+// The number of heads Hl and output groups gl this rank computes (all without tensor parallelism; under it the weights
+// bound are this rank's slices: wq_b's and attn_sink's Hl heads, wo_a's gl groups, wo_b's gl·dg columns), and the
 // width cg of an output group's input.
 struct head_split {
-    int64_t h0, Hl, g0, gl, cg;
+    int64_t Hl, gl, cg;
 };
 head_split split_heads(const layer_env& env) {
     const int64_t H = env.cfg.num_attention_heads, g = env.cfg.o_groups;
-    const tp_slice hs = tp_local(env.tp, H), gs = tp_local(env.tp, g);
-    return {hs.first, hs.count, gs.first, gs.count, H * env.cfg.head_dim / g};
+    return {tp_local(env.tp, H).count, tp_local(env.tp, g).count, H * env.cfg.head_dim / g};
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ void attention_layer::forward(block_acts& A, const attention_weights& W, const l
     build_keys(A, env);
     timer.next("fwd.attn.core");
     // attention (the local heads)
-    env.k.attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink + hs.h0, A.key_offset.data(),
+    env.k.attention_forward(A.o.data(), A.P.data(), A.q.data(), A.kv_all.data(), W.sink, A.key_offset.data(),
                             A.key_idx.data(), N, (int)hs.Hl, c, 1.0 / std::sqrt((double)c));
     timer.next("fwd.attn.out");
     output_forward(A, W, env);
@@ -59,7 +59,7 @@ void attention_layer::project(block_acts& A, const attention_weights& W, const l
     const float* a = A.a1.data();
     k.linear_fwd(A.qa.data(), a, W.wq_a, N, d, dc, false);
     k.rmsnorm_forward(A.qr.data(), A.qa_rstd.data(), A.qa.data(), W.q_norm, N, dc, eps);
-    k.linear_fwd(A.q.data(), A.qr.data(), W.wq_b + hs.h0 * c * dc, N, dc, hs.Hl * c, false);
+    k.linear_fwd(A.q.data(), A.qr.data(), W.wq_b, N, dc, hs.Hl * c, false);
     k.rmsnorm_forward(A.q.data(), A.q_rstd.data(), A.q.data(), nullptr, N * hs.Hl, c, eps);
     k.rope_forward(A.q.data(), geo.pos.data(), rope, N, hs.Hl, c, false);
     k.linear_fwd(A.kv_pre.data(), a, W.wkv, N, d, c, false);
@@ -94,21 +94,15 @@ void attention_layer::output_forward(block_acts& A, const attention_weights& W, 
     workspace::scope ws(env.ws);
     const model_config& cfg = env.cfg;
     const kernel_table& k = env.k;
-    const int64_t N = env.N(), d = cfg.hidden_size, c = cfg.head_dim, g = cfg.o_groups, dg = cfg.o_lora_rank;
+    const int64_t N = env.N(), d = cfg.hidden_size, c = cfg.head_dim, dg = cfg.o_lora_rank;
     const head_split hs = split_heads(env);
     const rope_table_t<float> rope = env.geo.rope_for_ratio(ratio_);
     float* orot = ws.floats(N * hs.Hl * c);
     k.copy(orot, A.o.data(), N * hs.Hl * c);
     k.rope_forward(orot, env.geo.pos.data(), rope, N, hs.Hl, c, true);
-    k.grouped_linear_forward(A.u.data(), orot, W.wo_a + hs.g0 * dg * hs.cg, N, (int)hs.gl, hs.cg, dg);
-    if (!env.tp) {
-        k.linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, g * dg, d, false);
-        return;
-    }
-    float* wob = ws.floats(d * hs.gl * dg);
-    tp_copy::cols(wob, W.wo_b, d, g * dg, hs.g0 * dg, hs.gl * dg);
-    k.linear_fwd(A.F1.data(), A.u.data(), wob, N, hs.gl * dg, d, false);
-    env.tp->all_reduce_sum(A.F1.data(), N * d);
+    k.grouped_linear_forward(A.u.data(), orot, W.wo_a, N, (int)hs.gl, hs.cg, dg);
+    k.linear_fwd(A.F1.data(), A.u.data(), W.wo_b, N, hs.gl * dg, d, false);
+    if (env.tp) env.tp->all_reduce_sum(A.F1.data(), N * d);
 }
 
 // The indexer KL loss: target = the main attention's probabilities of the selected entries, summed over the heads
@@ -189,8 +183,8 @@ void attention_layer::backward(block_acts& A, float* dy, const float* dF, const 
     timer.next("bwd.attn.core");
     float* dq = ws.floats(N * hs.Hl * c);
     float* dkv = ws.floats((N + Nc) * c);
-    env.k.attention_backward(dq, dkv, G.sink + hs.h0, dO, A.q.data(), A.kv_all.data(), W.sink + hs.h0, A.o.data(),
-                             A.P.data(), A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)hs.Hl, c,
+    env.k.attention_backward(dq, dkv, G.sink, dO, A.q.data(), A.kv_all.data(), W.sink, A.o.data(), A.P.data(),
+                             A.key_offset.data(), A.key_idx.data(), N, N + Nc, (int)hs.Hl, c,
                              1.0 / std::sqrt((double)c));
     timer.next("bwd.attn.proj");
     float* da = ws.floats(N * d);
@@ -212,27 +206,16 @@ void attention_layer::output_backward(float* dO, const block_acts& A, const floa
     workspace::scope ws(env.ws);
     const model_config& cfg = env.cfg;
     const kernel_table& k = env.k;
-    const int64_t N = env.N(), d = cfg.hidden_size, c = cfg.head_dim, g = cfg.o_groups, dg = cfg.o_lora_rank;
+    const int64_t N = env.N(), d = cfg.hidden_size, c = cfg.head_dim, dg = cfg.o_lora_rank;
     const head_split hs = split_heads(env);
     const rope_table_t<float> rope = env.geo.rope_for_ratio(ratio_);
     float* du = ws.floats(N * hs.gl * dg);
-    if (!env.tp) {
-        k.linear_bwd_data(du, dF, W.wo_b, N, g * dg, d, false);
-        k.linear_bwd_weight(G.wo_b, dF, A.u.data(), N, g * dg, d);
-    } else {
-        float* wob = ws.floats(d * hs.gl * dg);
-        tp_copy::cols(wob, W.wo_b, d, g * dg, hs.g0 * dg, hs.gl * dg);
-        k.linear_bwd_data(du, dF, wob, N, hs.gl * dg, d, false);
-        float* dwob = ws.floats(d * hs.gl * dg);
-        k.fill_zero(dwob, d * hs.gl * dg);
-        k.linear_bwd_weight(dwob, dF, A.u.data(), N, hs.gl * dg, d);
-        tp_copy::add_cols(G.wo_b, dwob, d, g * dg, hs.g0 * dg, hs.gl * dg);
-    }
+    k.linear_bwd_data(du, dF, W.wo_b, N, hs.gl * dg, d, false);
+    k.linear_bwd_weight(G.wo_b, dF, A.u.data(), N, hs.gl * dg, d);
     float* orot = ws.floats(N * hs.Hl * c);
     k.copy(orot, A.o.data(), N * hs.Hl * c);
     k.rope_forward(orot, env.geo.pos.data(), rope, N, hs.Hl, c, true);
-    const int64_t wa = hs.g0 * dg * hs.cg;
-    k.grouped_linear_backward(dO, G.wo_a + wa, du, orot, W.wo_a + wa, N, (int)hs.gl, hs.cg, dg);
+    k.grouped_linear_backward(dO, G.wo_a, du, orot, W.wo_a, N, (int)hs.gl, hs.cg, dg);
     k.rope_forward(dO, env.geo.pos.data(), rope, N, hs.Hl, c, false);  // backward of the inverse rotation
 }
 
@@ -256,8 +239,8 @@ void attention_layer::query_backward(float* da, float* dkv, const block_acts& A,
     float* dqpre = ws.floats(N * hs.Hl * c);
     k.rms_unweighted_backward(dqpre, dq, qhat, A.q_rstd.data(), N * hs.Hl, c);
     float* dqr = ws.floats(N * dc);
-    k.linear_bwd_data(dqr, dqpre, W.wq_b + hs.h0 * c * dc, N, dc, hs.Hl * c, false);
-    k.linear_bwd_weight(G.wq_b + hs.h0 * c * dc, dqpre, A.qr.data(), N, dc, hs.Hl * c);
+    k.linear_bwd_data(dqr, dqpre, W.wq_b, N, dc, hs.Hl * c, false);
+    k.linear_bwd_weight(G.wq_b, dqpre, A.qr.data(), N, dc, hs.Hl * c);
     if (env.tp) {
         env.tp->all_reduce_sum(dqr, N * dc);
         env.tp->all_reduce_sum(dkv, (N + Nc) * c);

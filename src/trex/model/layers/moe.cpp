@@ -7,67 +7,9 @@ namespace trex {
 
 namespace {
 
-// Tensor parallelism: this rank's slice [i0, i0 + Il) of the intermediate dimension of the shared expert (Is) and,
-// without expert parallelism, of every routed expert (I), copied out of the weights: w13 [2n, d] and w2 [d, n] per
-// matrix, shared first. With expert parallelism the routed experts stay whole (expert-TP size 1).
-struct tp_moe_weights {
-    int64_t Is = 0, I = 0;  // local intermediate sizes
-    float *sh_w13 = nullptr, *sh_w2 = nullptr;
-    std::vector<float*> w13, w2;
-};
-
-int64_t tp_moe_floats(const layer_env& env) {
-    const model_config& cfg = env.cfg;
-    const int64_t I = cfg.moe_intermediate_size / env.tp->size();
-    return 3 * (int64_t)cfg.hidden_size * I * (cfg.n_shared_experts + (env.dispatcher ? 0 : cfg.n_routed_experts));
-}
-
-// W == nullptr: zeroed slices (for gradients)
-tp_moe_weights tp_moe_slice(const moe_weights* W, float* buf, const layer_env& env) {
-    const model_config& cfg = env.cfg;
-    const int64_t d = cfg.hidden_size, E = cfg.n_routed_experts, I = cfg.moe_intermediate_size;
-    const int64_t Is = (int64_t)cfg.n_shared_experts * I;
-    const tp_slice ss = tp_local(env.tp, Is), es = tp_local(env.tp, I);
-    tp_moe_weights t;
-    t.Is = ss.count;
-    t.I = es.count;
-    t.sh_w13 = buf;
-    t.sh_w2 = buf + 2 * t.Is * d;
-    float* p = t.sh_w2 + d * t.Is;
-    for (int64_t e = 0; e < (env.dispatcher ? 0 : E); e++) {
-        t.w13.push_back(p);
-        t.w2.push_back(p + 2 * t.I * d);
-        p += 3 * t.I * d;
-    }
-    if (!W) {
-        env.k.fill_zero(buf, tp_moe_floats(env));
-        return t;
-    }
-    tp_copy::w13(t.sh_w13, W->sh_w13, Is, d, ss.first, t.Is);
-    tp_copy::cols(t.sh_w2, W->sh_w2, d, Is, ss.first, t.Is);
-    for (int64_t e = 0; e < (int64_t)t.w13.size(); e++) {
-        tp_copy::w13(t.w13[e], W->w13[e], I, d, es.first, t.I);
-        tp_copy::cols(t.w2[e], W->w2[e], d, I, es.first, t.I);
-    }
-    return t;
-}
-
-// G's slices += the local gradients T.
-void tp_moe_add_grads(const moe_weights& G, const tp_moe_weights& T, const layer_env& env) {
-    const model_config& cfg = env.cfg;
-    const int64_t d = cfg.hidden_size, I = cfg.moe_intermediate_size;
-    const int64_t Is = (int64_t)cfg.n_shared_experts * I;
-    const tp_slice ss = tp_local(env.tp, Is), es = tp_local(env.tp, I);
-    tp_copy::add_w13(G.sh_w13, T.sh_w13, Is, d, ss.first, T.Is);
-    tp_copy::add_cols(G.sh_w2, T.sh_w2, d, Is, ss.first, T.Is);
-    for (int64_t e = 0; e < (int64_t)T.w13.size(); e++) {
-        tp_copy::add_w13(G.w13[e], T.w13[e], I, d, es.first, T.I);
-        tp_copy::add_cols(G.w2[e], T.w2[e], d, I, es.first, T.I);
-    }
-}
-
-// The expert weights this rank computes with: the whole tensors, or under TP the local slices (routed experts only
-// without expert parallelism).
+// The expert weights this rank computes with: the whole tensors, or under TP the local slices the model was built
+// with (rows of w1/w3, columns of w2 of the shared expert, and of the routed experts without expert parallelism:
+// with it they stay whole and the TP ranks dispatch disjoint tokens instead).
 struct expert_view {
     int64_t Il = 0, Isl = 0;  // routed and shared intermediate sizes computed here
     const float *sh_w13 = nullptr, *sh_w2 = nullptr;
@@ -75,16 +17,15 @@ struct expert_view {
     const float* const* w2 = nullptr;
 };
 
-expert_view view_of(const moe_weights& W, const tp_moe_weights& tw, const layer_env& env) {
+expert_view view_of(const moe_weights& W, const layer_env& env) {
     const int64_t I = env.cfg.moe_intermediate_size, Is = (int64_t)env.cfg.n_shared_experts * I;
-    const bool split_experts = env.tp && !env.dispatcher;
     expert_view v;
-    v.Il = split_experts ? tw.I : I;
-    v.Isl = env.tp ? tw.Is : Is;
-    v.sh_w13 = env.tp ? tw.sh_w13 : W.sh_w13;
-    v.sh_w2 = env.tp ? tw.sh_w2 : W.sh_w2;
-    v.w13 = split_experts ? tw.w13.data() : W.w13.data();
-    v.w2 = split_experts ? tw.w2.data() : W.w2.data();
+    v.Il = env.dispatcher ? I : tp_local(env.tp, I).count;
+    v.Isl = tp_local(env.tp, Is).count;
+    v.sh_w13 = W.sh_w13;
+    v.sh_w2 = W.sh_w2;
+    v.w13 = W.w13.data();
+    v.w2 = W.w2.data();
     return v;
 }
 
@@ -104,9 +45,7 @@ void moe_layer::forward(block_acts& A, const moe_weights& W, const layer_env& en
     const int64_t N = env.N(), d = cfg.hidden_size, E = cfg.n_routed_experts, K = cfg.num_experts_per_tok;
     const double limit = cfg.swiglu_limit;
     // tensor parallelism: the local slice of every expert's intermediate dimension; partial outputs
-    tp_moe_weights tw;
-    if (env.tp) tw = tp_moe_slice(&W, ws.floats(tp_moe_floats(env)), env);
-    const expert_view x = view_of(W, tw, env);
+    const expert_view x = view_of(W, env);
 
     section_timer timer(env.prof, k, "fwd.moe.router");
     route(A, W, env);
@@ -178,18 +117,12 @@ void moe_layer::backward(block_acts& A, float* dy, const float* dF, const moe_we
     const double limit = cfg.swiglu_limit;
     const float* a = A.a2.data();
     float* da = ws.floats(N * d);
-    // tensor parallelism: local weight slices, and their gradients in a zeroed buffer added to G's slices at the end
-    tp_moe_weights tw, tg;
-    if (env.tp) {
-        tw = tp_moe_slice(&W, ws.floats(tp_moe_floats(env)), env);
-        tg = tp_moe_slice(nullptr, ws.floats(tp_moe_floats(env)), env);
-    }
-    const expert_view x = view_of(W, tw, env);
-    const bool split_experts = env.tp && !env.dispatcher;  // with EP: whole experts, split tokens (token_range)
-    float* gsh_w13 = env.tp ? tg.sh_w13 : G.sh_w13;
-    float* gsh_w2 = env.tp ? tg.sh_w2 : G.sh_w2;
-    float* const* gw13 = split_experts ? tg.w13.data() : G.w13.data();
-    float* const* gw2 = split_experts ? tg.w2.data() : G.w2.data();
+    // tensor parallelism: the local slices (with EP: whole experts, split tokens, token_range) and their gradients
+    const expert_view x = view_of(W, env);
+    float* gsh_w13 = G.sh_w13;
+    float* gsh_w2 = G.sh_w2;
+    float* const* gw13 = G.w13.data();
+    float* const* gw2 = G.w2.data();
 
     // shared expert (with a dispatcher: while the routed experts' gradients travel)
     section_timer timer(env.prof, k, "bwd.moe.shared");
@@ -225,7 +158,6 @@ void moe_layer::backward(block_acts& A, float* dy, const float* dF, const moe_we
     k.add(da, dxr, N * d);
     if (env.tp) {
         // the local slices (or tokens) give partial input and routing-weight gradients: sum them over TP
-        tp_moe_add_grads(G, tg, env);
         env.tp->all_reduce_sum(da, N * d);
         env.tp->all_reduce_sum(dw, N * K);
     }

@@ -61,13 +61,16 @@ moe_weights bind_moe(param_store& ps, const std::string& p, bool hash, bool grad
     } else {
         m.gate_bias = T("ffn.gate.bias");
     }
-    const int64_t d = cfg.hidden_size, I = cfg.moe_intermediate_size;
+    const int64_t d = cfg.hidden_size;
     m.sh_w13 = T("ffn.shared_experts.w1.weight");
     m.sh_w2 = T("ffn.shared_experts.w2.weight");
-    check_adjacent(m.sh_w13, T("ffn.shared_experts.w3.weight"), (int64_t)cfg.n_shared_experts * I, d);
+    // rows held here: all, or this TP rank's slice
+    auto rows = [&](const std::string& name) { return ps.specs[ps.index(p + name)].shape[0]; };
+    check_adjacent(m.sh_w13, T("ffn.shared_experts.w3.weight"), rows("ffn.shared_experts.w1.weight"), d);
     for (int e = 0; e < cfg.n_routed_experts; e++) {
-        float* w1 = T(fmt::format("ffn.experts.{}.w1.weight", e));
-        check_adjacent(w1, T(fmt::format("ffn.experts.{}.w3.weight", e)), I, d);
+        const std::string w1_name = fmt::format("ffn.experts.{}.w1.weight", e);
+        float* w1 = T(w1_name);
+        check_adjacent(w1, T(fmt::format("ffn.experts.{}.w3.weight", e)), rows(w1_name), d);
         m.w13.push_back(w1);
         m.w2.push_back(T(fmt::format("ffn.experts.{}.w2.weight", e)));
     }

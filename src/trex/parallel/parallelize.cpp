@@ -1,0 +1,18 @@
+#include "trex/parallel/parallelize.hpp"
+
+namespace trex::parallel {
+
+parallel_bindings parallelize(dsv4_model& model, dist_context& dc, bool overlap) {
+    parallel_bindings b;
+    if (dc.mesh.ep > 1) {
+        b.ep = std::make_unique<expert_parallel>(*dc.ep_comm, model.config(), overlap, model.kernels());
+        model.set_expert_dispatcher(b.ep.get());
+    }
+    if (dc.mesh.tp > 1) {
+        b.tp = std::make_unique<tp_group>(*dc.tp_comm);
+        model.set_tensor_parallel(b.tp.get(), /*experts_split=*/dc.mesh.ep == 1);
+    }
+    return b;
+}
+
+}  // namespace trex::parallel
