@@ -13,13 +13,17 @@
 //   flops_per_token        {seq_len, csa ("topk"|"dense"), matmul, routed_experts, mhc, head, attention,
 //                           indexer_mm, indexer_score, total, total_without_mtp, formula}  (training fwd+bwd)
 //   tensors                {inventory, inventory_mtp, release, release_mtp}  (release = HF layout incl. .scale)
+//   inference_cache        [{context, window, compressed, indexer, pending, mtp, total, uncompressed}] values per
+//                          sequence (model/cache_size.hpp) at 128K and 1M tokens and at --seq-len
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
+#include "trex/model/cache_size.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/counts.hpp"
 
@@ -58,6 +62,47 @@ std::string count_cell(int64_t n) {
 
 std::string gflops(double f) {
     return fmt::format("{:10.3f} GF", f / 1e9);
+}
+
+// The contexts the inference cache is shown at: 128K, 1M and --seq-len.
+std::vector<int64_t> cache_contexts(int64_t seq_len) {
+    std::vector<int64_t> v{131072, 1048576};
+    if (seq_len != v[0] && seq_len != v[1]) v.insert(v.begin(), seq_len);
+    return v;
+}
+
+nlohmann::ordered_json cache_json(const model_config& cfg, int64_t seq_len) {
+    nlohmann::ordered_json a = nlohmann::ordered_json::array();
+    for (int64_t S : cache_contexts(seq_len)) {
+        const cache_size c = inference_cache_size(cfg, S);
+        a.push_back({{"context", S},
+                     {"window", c.window},
+                     {"compressed", c.compressed},
+                     {"indexer", c.indexer},
+                     {"pending", c.pending},
+                     {"mtp", c.mtp},
+                     {"total", c.total()},
+                     {"uncompressed", c.uncompressed}});
+    }
+    return a;
+}
+
+std::string cache_text(const model_config& cfg, int64_t seq_len) {
+    constexpr double MiB = 1024.0 * 1024.0;
+    auto mib = [](double values) { return values * 2 / MiB; };  // bf16
+    std::string out =
+        "inference cache per sequence (bf16 values, MiB; fp32 is twice): window ring + compressed entries (CSA, HCA) + "
+        "indexer keys + compressors' partial blocks + MTP = total, against every token cached at every layer "
+        "(uncompressed)\n";
+    out += fmt::format("  {:>9} {:>10} {:>11} {:>9} {:>9} {:>7} {:>11} {:>14} {:>7}\n", "context", "window",
+                       "compressed", "indexer", "pending", "mtp", "total", "uncompressed", "ratio");
+    for (int64_t S : cache_contexts(seq_len)) {
+        const cache_size c = inference_cache_size(cfg, S);
+        out += fmt::format("  {:>9} {:>10.2f} {:>11.2f} {:>9.2f} {:>9.2f} {:>7.2f} {:>11.2f} {:>14.2f} {:>7.4f}\n", S,
+                           mib(c.window), mib(c.compressed), mib(c.indexer), mib(c.pending), mib(c.mtp), mib(c.total()),
+                           mib(c.uncompressed), c.total() / c.uncompressed);
+    }
+    return out + "\n";
 }
 
 void run_info(const info_options& o) {
@@ -118,6 +163,7 @@ void run_info(const info_options& o) {
                         {"inventory_mtp", pc.mtp_tensors},
                         {"release", pc.release_tensors},
                         {"release_mtp", pc.release_mtp_tensors}};
+        j["inference_cache"] = cache_json(cfg, o.seq_len);
         std::printf("%s\n", j.dump(2).c_str());
         return;
     }
@@ -163,6 +209,7 @@ void run_info(const info_options& o) {
     out += fmt::format("  {:<34}{}\n", "total without MTP", gflops(fb_no_mtp.total));
     out += fmt::format("  formula: {}\n\n", fb.formula);
 
+    out += cache_text(cfg, o.seq_len);
     out += fmt::format("tensors: inventory {} + {} MTP = {}; HF release layout (incl. .scale) {} + {} MTP = {}\n",
                        with_commas(pc.tensors), with_commas(pc.mtp_tensors), with_commas(pc.tensors + pc.mtp_tensors),
                        with_commas(pc.release_tensors), with_commas(pc.release_mtp_tensors),
