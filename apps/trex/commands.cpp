@@ -11,6 +11,7 @@ void register_all(CLI::App& app) {
     register_eval(app);
     register_plan(app);
     register_tokenizer(app);
+    register_score(app);
 }
 
 }  // namespace trex::cli

@@ -16,6 +16,7 @@ void register_data_tokenize(CLI::App* data);  // `data tokenize` (data_tokenize.
 void register_eval(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_tokenizer(CLI::App& app);
+void register_score(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);

@@ -22,6 +22,7 @@
 #include "trex/tokenizer/chat.hpp"
 #include "trex/tokenizer/tokenizer.hpp"
 #include "trex/io/checkpoint.hpp"
+#include "trex/io/model_loader.hpp"
 
 namespace trex::eval {
 
@@ -466,28 +467,12 @@ std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_js
 std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     TREX_CHECK(!opt.checkpoint.empty(), "--backend local needs --checkpoint DIR");
     std::unique_ptr<text_codec> codec = load_tokenizer_codec(opt.tokenizer, opt.thinking);  // first: fail before loading weights
-    std::string dir = opt.checkpoint;
-    std::error_code ec;
-    TREX_CHECK(fs::is_directory(dir, ec), "--checkpoint {}: not a directory", dir);
-    std::unique_ptr<dsv4_model> m;
-    if (fs::exists(fs::path(dir) / "model.safetensors.index.json", ec)) {  // HF release layout
-        model_config cfg = opt.config.empty() ? load_hf_config(dir) : load_config(opt.config);
-        m = std::make_unique<dsv4_model>(cfg);
-        hf_load_options lo;
-        lo.allow_nonfinite = opt.allow_nonfinite;
-        load_hf_checkpoint(m->params(), dir, lo);
-    } else {
-        if (!fs::exists(fs::path(dir) / "state.json", ec)) {  // a run directory: its newest valid checkpoint
-            std::vector<std::string> skipped;
-            const std::string latest = find_latest_checkpoint(dir, &skipped);
-            TREX_CHECK(!latest.empty(), "--checkpoint {}: no checkpoint found (neither a checkpoint, a run "
-                       "directory nor an HF release-layout directory)", dir);
-            dir = latest;
-        }
-        const std::string cfg_path = opt.config.empty() ? (fs::path(dir) / "config.json").string() : opt.config;
-        m = std::make_unique<dsv4_model>(load_config(cfg_path));
-        load_checkpoint(dir, m->params(), nullptr);
-    }
+    model_load_options lo;
+    lo.config = opt.config;
+    lo.allow_nonfinite = opt.allow_nonfinite;
+    loaded_model loaded = load_model_for_inference(opt.checkpoint, lo);
+    std::unique_ptr<dsv4_model> m = std::move(loaded.model);
+    const std::string dir = loaded.dir;
     return std::make_unique<owning_local_backend>(std::move(m), std::move(codec), opt.max_context,
                                                   fs::absolute(dir).string());
 }
