@@ -252,3 +252,35 @@ TEST(DistCli, BadLayoutsNameTheFlag) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.out.find("key 'dist.timeout'"), std::string::npos) << r.out;
 }
+
+// An EP rank's store (param_store's holds predicate, as parallel::parallelize sets it): storage for its routed
+// experts only, the held tensors initialised and taken from a whole store exactly as the whole model has them.
+TEST(DistExpertParallel, ARankStoresOnlyItsExperts) {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    const int E = cfg.n_routed_experts;
+    ASSERT_GE(E, 2);
+    auto mine = [E](const trex::tensor_spec& s) { return s.expert < E / 2; };  // EP rank 0 of 2 (dense: expert −1)
+    trex::param_store whole(cfg, true, false), rank(cfg, true, true, {}, mine);
+    whole.init(5);
+    rank.init(5);
+    EXPECT_FALSE(rank.holds_all());
+    EXPECT_TRUE(whole.holds_all());
+    int64_t expert_floats = 0;
+    for (size_t i = 0; i < whole.specs.size(); i++)
+        if (whole.specs[i].expert >= 0) expert_floats += whole.specs[i].numel();
+    EXPECT_LE(rank.n_floats, whole.n_floats - expert_floats / 2);  // half the experts' floats are gone
+    trex::param_store taken(cfg, true, false, {}, mine);
+    trex::take_shards(taken, whole);
+    for (size_t i = 0; i < whole.specs.size(); i++) {
+        const trex::tensor_spec& s = whole.specs[i];
+        if (s.role == trex::tensor_role::hash_table) continue;
+        EXPECT_EQ(rank.held[i], s.expert < E / 2) << s.name;
+        if (!rank.held[i]) {
+            EXPECT_EQ(rank.specs[i].numel(), 0) << s.name;
+            continue;
+        }
+        ASSERT_EQ(rank.specs[i].numel(), s.numel()) << s.name;
+        EXPECT_EQ(std::memcmp(rank.w((int)i), whole.w((int)i), sizeof(float) * s.numel()), 0) << s.name;
+        EXPECT_EQ(std::memcmp(taken.w((int)i), whole.w((int)i), sizeof(float) * s.numel()), 0) << s.name;
+    }
+}

@@ -31,7 +31,7 @@ void section_timer::next(const char* name) {
 }
 
 dsv4_model::dsv4_model(const model_config& cfg, const kernel_table& kernels)
-    : params_(cfg, true, true, {}, kernels.memory), head_(params_.cfg), kernels_(kernels), ws_(kernels.memory) {
+    : params_(cfg, true, true, {}, {}, kernels.memory), head_(params_.cfg), kernels_(kernels), ws_(kernels.memory) {
     for (int l = 0; l < cfg.n_layers(); l++) blocks_.emplace_back(params_.cfg, l);
     if (cfg.has_mtp()) mtp_ = std::make_unique<mtp_block>(params_.cfg);
     bind_weights();
@@ -60,7 +60,14 @@ void dsv4_model::set_tensor_parallel(tensor_parallel* tp, bool experts_split) {
         layout.experts_split == params_.tp.experts_split)
         return;
     const model_config cfg = params_.cfg;
-    params_ = param_store(cfg, true, true, layout, kernels_.memory);
+    params_ = param_store(cfg, true, true, layout, holds_, kernels_.memory);
+    bind_weights();
+}
+
+void dsv4_model::hold_only(param_store::holds_fn holds) {
+    holds_ = std::move(holds);
+    const model_config cfg = params_.cfg;
+    params_ = param_store(cfg, true, true, params_.tp, holds_, kernels_.memory);
     bind_weights();
 }
 

@@ -55,6 +55,10 @@ class dsv4_model {
     // unless experts_split is false — expert parallelism, whose dispatcher keeps them whole). The values start at
     // zero: call it before the weights are initialised or loaded. nullptr = everything computed here (full tensors).
     void set_tensor_parallel(tensor_parallel* tp, bool experts_split = true);
+    // Lays the parameters out again with storage only for the weights `holds` accepts (expert parallelism: this EP
+    // rank's routed experts; param_store::held). Like set_tensor_parallel, before the weights are initialised or
+    // loaded; a step must not reach a weight that is not held.
+    void hold_only(param_store::holds_fn holds);
     const model_config& config() const { return params_.cfg; }
 
     // Runs forward, losses and (unless opts.backward is false) backward; parameter gradients accumulate.
@@ -127,6 +131,7 @@ class dsv4_model {
     const kernel_table& kernels_;
     expert_dispatcher* dispatcher_ = nullptr;
     tensor_parallel* tp_ = nullptr;
+    param_store::holds_fn holds_;  // hold_only's predicate (empty: every tensor)
     // Temporaries of forward and backward: each function takes its own in a workspace::scope of ws_.
     workspace ws_;
     batch_geometry geo_;

@@ -20,14 +20,22 @@ void float_buffer::allocate(int64_t n, const device_allocator& mem) {
 }
 
 param_store::param_store(const model_config& c, bool include_mtp, bool with_grads, tp_layout layout,
-                         const device_allocator& mem)
-    : cfg(c), specs(build_inventory(c, include_mtp)), tp(layout), split(specs.size(), tp_split::none) {
+                         const holds_fn& holds, const device_allocator& mem)
+    : cfg(c),
+      specs(build_inventory(c, include_mtp)),
+      tp(layout),
+      split(specs.size(), tp_split::none),
+      held(specs.size(), true) {
     int64_t fo = 0, io = 0;
     offset.resize(specs.size());
     for (size_t i = 0; i < specs.size(); i++) {
         if (tp.size > 1) {
             split[i] = tp_split_of(specs[i], tp.experts_split);
             specs[i].shape = tp_local_shape(specs[i].name, specs[i].shape, split[i], tp.size);
+        }
+        if (holds && specs[i].role == tensor_role::weight && !holds(specs[i])) {
+            held[i] = false;
+            specs[i].shape[0] = 0;  // no storage here
         }
         by_name_[specs[i].name] = (int)i;
         if (specs[i].role == tensor_role::hash_table) {
@@ -61,6 +69,10 @@ std::vector<int64_t> param_store::full_shape(int i) const {
     return s;
 }
 
+bool param_store::holds_all() const {
+    return tp.size == 1 && std::find(held.begin(), held.end(), false) == held.end();
+}
+
 void take_shards(param_store& local, const param_store& full) {
     TREX_CHECK(local.specs.size() == full.specs.size() && full.tp.size == 1,
                "internal: take_shards needs a full store of the same model");
@@ -70,6 +82,7 @@ void take_shards(param_store& local, const param_store& full) {
                         sizeof(int32_t) * local.specs[i].numel());
             continue;
         }
+        if (!local.held[i]) continue;
         tp_take_shard(local.weights.data() + local.offset[i], full.weights.data() + full.offset[i], full.specs[i].shape,
                       local.split[i], local.tp.rank, local.tp.size);
     }

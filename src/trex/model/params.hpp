@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,12 +27,15 @@ struct float_buffer {
 };
 
 // Under tensor parallelism (tp.size > 1) the store holds this rank's slices of the split tensors: specs[i].shape is
-// the local shape, full_shape(i) the checkpoint's; split[i] says how tensor i is split (tensor_parallel.hpp).
+// the local shape, full_shape(i) the checkpoint's; split[i] says how tensor i is split (tensor_parallel.hpp). A
+// tensor the `holds` predicate excludes (a routed expert another EP rank holds) has no storage here: held[i] is false
+// and specs[i].shape[0] is 0.
 struct param_store {
     model_config cfg;
     std::vector<tensor_spec> specs;
     tp_layout tp;
     std::vector<tp_split> split;  // [specs.size()]
+    std::vector<bool> held;       // [specs.size()]
     std::vector<int64_t> offset;  // float offset of specs[i] in weights/grads; int offset in tables for hash tables
     float_buffer weights;         // trainable weights and fp32 buffers (gate.bias)
     float_buffer grads;           // same layout as weights (buffers keep zero gradient)
@@ -40,8 +44,10 @@ struct param_store {
 
     // with_grads = false leaves `grads` unallocated (import/export, inference): half the memory.
     // mem: where the weight and gradient arenas live (the model's backend: kernel_table::memory)
+    using holds_fn = std::function<bool(const tensor_spec&)>;
     explicit param_store(const model_config& c, bool include_mtp = true, bool with_grads = true, tp_layout tp = {},
-                         const device_allocator& mem = host_memory());
+                         const holds_fn& holds = {}, const device_allocator& mem = host_memory());
+    bool holds_all() const;  // every tensor has its storage here (no TP slices, nothing held elsewhere)
 
     int index(const std::string& name) const;  // throws trex::error naming the tensor when absent
     bool has(const std::string& name) const { return by_name_.count(name) > 0; }
@@ -54,7 +60,7 @@ struct param_store {
     const float* g(int i) const { return grads.data() + offset[i]; }
 
     bool sharded(int i) const { return split[i] != tp_split::none; }
-    std::vector<int64_t> full_shape(int i) const;
+    std::vector<int64_t> full_shape(int i) const;  // (of a held tensor)
 
     void zero_grads();
     // Fresh initialisation (docs/model.md §5): every value depends only on (seed, tensor name, element index of the

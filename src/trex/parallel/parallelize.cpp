@@ -7,6 +7,11 @@ parallel_bindings parallelize(dsv4_model& model, dist_context& dc, bool overlap)
     if (dc.mesh.ep > 1) {
         b.ep = std::make_unique<expert_parallel>(*dc.ep_comm, model.config(), overlap, model.kernels());
         model.set_expert_dispatcher(b.ep.get());
+        // the arenas hold this rank's routed experts only
+        const int first = dc.mesh.expert_first(model.config()), count = dc.mesh.expert_count(model.config());
+        model.hold_only([first, count](const tensor_spec& s) {
+            return s.expert < 0 || (s.expert >= first && s.expert < first + count);
+        });
     }
     if (dc.mesh.tp > 1) {
         b.tp = std::make_unique<tp_group>(*dc.tp_comm);

@@ -1,6 +1,7 @@
 // The parallel plan bound to a model once (docs/distributed.md): the rank's place in the mesh decides, before the
 // weights are initialised or loaded, what it holds and how its layers communicate.
-//   - expert parallelism (ep > 1): an expert_parallel dispatcher on ep_comm (the routed experts stay whole);
+//   - expert parallelism (ep > 1): an expert_parallel dispatcher on ep_comm (the routed experts stay whole), and
+//     storage for this rank's routed experts only (dsv4_model::hold_only);
 //   - tensor parallelism (tp > 1): a tp_group on tp_comm, and the model's parameters laid out again as this rank's
 //     slices (param_store with a tp_layout: TP ranks hold only their weight and gradient shards);
 //   - pipeline parallelism keeps the whole parameter layout; the stage's tensors are chosen by pipeline_layout::holds.

@@ -388,7 +388,8 @@ void zero_optimizer::gather_full(int root, param_store* full, float* m, float* v
     int64_t pos = 0;
     for (size_t k = 0; k < all_ids.size(); k += 2) {
         const int t = all_ids[k], r = all_ids[k + 1];
-        const int64_t n = p_.specs[t].numel(), off = full->offset[t];
+        // the owner's size of it (a tensor root does not hold has no size here)
+        const int64_t n = full->specs[t].numel() / (p_.sharded(t) ? p_.tp.size : 1), off = full->offset[t];
         const std::vector<int64_t>& shape = full->specs[t].shape;
         const tp_split sp = p_.split[t];
         tp_put_shard(full->weights.data() + off, all.data() + pos, shape, sp, r, p_.tp.size);

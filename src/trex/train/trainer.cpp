@@ -333,10 +333,10 @@ optim_state_ref training_run::full_state(const param_store& full, std::vector<fl
     return optim_state_ref{cfg_.optim.kind, m.data(), v.data()};
 }
 
-// Under tensor parallelism checkpoints are read into and written from a store of the whole model (weights only);
-// null without it (the model's own store is whole).
+// Under tensor or expert parallelism checkpoints are read into and written from a store of the whole model (weights
+// only); null when the model's own store is whole.
 std::unique_ptr<param_store> training_run::whole_model_store() const {
-    if (P_.tp.size == 1) return nullptr;
+    if (P_.holds_all()) return nullptr;
     return std::make_unique<param_store>(mc_, true, /*with_grads=*/false);
 }
 
