@@ -59,15 +59,18 @@ void dsv4_model::set_tensor_parallel(tensor_parallel* tp, bool experts_split) {
     if (layout.size == params_.tp.size && layout.rank == params_.tp.rank &&
         layout.experts_split == params_.tp.experts_split)
         return;
-    const model_config cfg = params_.cfg;
-    params_ = param_store(cfg, true, true, layout, holds_, kernels_.memory);
-    bind_weights();
+    lay_out(layout);
 }
 
 void dsv4_model::hold_only(param_store::holds_fn holds) {
     holds_ = std::move(holds);
+    lay_out(params_.tp);
+}
+
+// The parameters again (zeroed) for this TP layout and holds_, and the layers' views of them.
+void dsv4_model::lay_out(const tp_layout& layout) {
     const model_config cfg = params_.cfg;
-    params_ = param_store(cfg, true, true, params_.tp, holds_, kernels_.memory);
+    params_ = param_store(cfg, true, true, layout, holds_, kernels_.memory);
     bind_weights();
 }
 

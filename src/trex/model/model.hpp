@@ -105,6 +105,7 @@ class dsv4_model {
 
    private:
     void bind_weights();
+    void lay_out(const tp_layout& layout);
     layer_env env(const batch_view& batch, const step_options& opts);  // the running step's, for the layers
     // The activation plan of a stage forward over the current geometry, from its layers' shapes (memory.cpp).
     stage_plan plan_stage(const stage_range& r, bool mtp, const layer_env& env) const;

@@ -67,32 +67,39 @@ int64_t tp_full_index(int64_t k, const std::vector<int64_t>& full, tp_split spli
     return k;
 }
 
-void tp_take_shard(float* local, const float* full, const std::vector<int64_t>& shape, tp_split split, int rank,
-                   int size) {
+namespace {
+
+// Copies between a full tensor and rank's slice of it: to_full false = full → local, true = local → full.
+void copy_shard(float* local, float* full, const std::vector<int64_t>& shape, tp_split split, int rank, int size,
+                bool to_full) {
+    auto copy = [to_full](float* l, float* f, int64_t n) {
+        if (to_full)
+            std::memcpy(f, l, sizeof(float) * n);
+        else
+            std::memcpy(l, f, sizeof(float) * n);
+    };
     const int64_t R = rows_of(shape), C = cols_of(shape);
     if (split == tp_split::none) {
-        std::memcpy(local, full, sizeof(float) * R * C);
+        copy(local, full, R * C);
     } else if (split == tp_split::rows) {
         const int64_t n = R / size * C;
-        std::memcpy(local, full + rank * n, sizeof(float) * n);
+        copy(local, full + rank * n, n);
     } else {
         const int64_t lc = C / size;
-        for (int64_t r = 0; r < R; r++) std::memcpy(local + r * lc, full + r * C + rank * lc, sizeof(float) * lc);
+        for (int64_t r = 0; r < R; r++) copy(local + r * lc, full + r * C + rank * lc, lc);
     }
+}
+
+}  // namespace
+
+void tp_take_shard(float* local, const float* full, const std::vector<int64_t>& shape, tp_split split, int rank,
+                   int size) {
+    copy_shard(local, const_cast<float*>(full), shape, split, rank, size, false);  // full is only read
 }
 
 void tp_put_shard(float* full, const float* local, const std::vector<int64_t>& shape, tp_split split, int rank,
                   int size) {
-    const int64_t R = rows_of(shape), C = cols_of(shape);
-    if (split == tp_split::none) {
-        std::memcpy(full, local, sizeof(float) * R * C);
-    } else if (split == tp_split::rows) {
-        const int64_t n = R / size * C;
-        std::memcpy(full + rank * n, local, sizeof(float) * n);
-    } else {
-        const int64_t lc = C / size;
-        for (int64_t r = 0; r < R; r++) std::memcpy(full + r * C + rank * lc, local + r * lc, sizeof(float) * lc);
-    }
+    copy_shard(const_cast<float*>(local), full, shape, split, rank, size, true);  // local is only read
 }
 
 }  // namespace trex

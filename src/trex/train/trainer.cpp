@@ -529,7 +529,7 @@ void training_run::accumulate(int64_t k) {
 // Gradient reduction, clipping and the optimizer update, skipped (and counted) when the loss or the gradient norm is
 // not finite; the running loss mean and the spike flag.
 void training_run::update(step_record& rec) {
-    if (bound_.tp) bound_.tp->drop_replicated_gradients(P_);  // ZeRO-1 then sums over TP and DP ranks alike
+    if (bound_.tp) bound_.tp->drop_replicated_gradients(P_);  // replicated: ZeRO-1 sums them over TP and DP ranks
     opt_->reduce_gradients();
     rec.lr = cfg_.schedule.at(rec.step);
     const double gnorm = opt_->grad_norm();
