@@ -26,14 +26,14 @@ trex::model_config small() {
 
 TEST(InferenceCacheSize, ByHandOnThreeLayerKinds) {
     const trex::cache_size s = trex::inference_cache_size(small(), 300);
-    EXPECT_EQ(s.window, 3 * 8 * 16);                    // every layer's ring holds the last 8 tokens
-    EXPECT_EQ(s.compressed, 75 * 16 + 2 * 16);          // CSA: floor(300/4) entries; HCA: floor(300/128)
-    EXPECT_EQ(s.indexer, 75 * 8);                       // CSA's indexer keys at c_I
-    EXPECT_EQ(s.pending, (3 * 4 * 16 + 4 * 2 * 16)      // CSA: 3 pending tokens at 4c, the previous block at 2c
-                             + (3 * 4 * 8 + 4 * 2 * 8)  // its indexer's compressor at c_I
-                             + 127 * 2 * 16);           // HCA: 127 pending tokens at 2c
-    EXPECT_EQ(s.mtp, 8 * 16 + 4 * 32);                  // MTP's window and the 4-stream state it drafts from
-    EXPECT_EQ(s.uncompressed, 4 * 300 * 16);            // 3 layers + MTP, every token
+    EXPECT_EQ(s.window, 3 * 8 * 16);            // every layer's ring holds the last 8 tokens
+    EXPECT_EQ(s.compressed, 75 * 16 + 2 * 16);  // CSA: floor(300/4) entries; HCA: floor(300/128)
+    EXPECT_EQ(s.indexer, 75 * 8);               // CSA's indexer keys at c_I
+    EXPECT_EQ(s.pending, 7 * 4 * 16             // CSA: 3 pending tokens and the previous block's 4, at 4c
+                             + 7 * 4 * 8        // its indexer's compressor at c_I
+                             + 127 * 2 * 16);   // HCA: 127 pending tokens at 2c
+    EXPECT_EQ(s.mtp, 8 * 16 + 4 * 32);          // MTP's window and the 4-stream state it drafts from
+    EXPECT_EQ(s.uncompressed, 4 * 300 * 16);    // 3 layers + MTP, every token
     EXPECT_EQ(s.total(), s.window + s.compressed + s.indexer + s.pending + s.mtp);
     // shorter than the window: the ring holds what there is, nothing is compressed yet
     const trex::cache_size t = trex::inference_cache_size(small(), 3);

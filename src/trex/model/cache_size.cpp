@@ -6,11 +6,11 @@ namespace trex {
 
 namespace {
 
-// The partial block of a compressor of width w and ratio m: (m−1) pending tokens; CSA's two halves and the previous
-// block (see the header).
+// The partial block of a compressor of width w and ratio m: (m−1) pending tokens; CSA's rows are both halves wide and
+// the completed previous block's m tokens are kept with them (see the header).
 double pending_values(int m, double w) {
     if (m == 0) return 0;
-    if (m == 4) return (m - 1) * 4.0 * w + m * 2.0 * w;
+    if (m == 4) return (2 * m - 1) * 4.0 * w;
     return (m - 1) * 2.0 * w;
 }
 

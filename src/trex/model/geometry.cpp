@@ -1,5 +1,6 @@
 #include "trex/model/geometry.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -29,7 +30,44 @@ void fill_table(std::vector<float>& cs, std::vector<float>& sn, const double* th
         }
 }
 
+// Both tables for positions [0, n_pos): the main layers' (rope_theta) and the compressed layers' (YaRN).
+void fill_rope_tables(batch_geometry& g, const model_config& cfg, int64_t n_pos) {
+    const int r = cfg.qk_rope_head_dim;
+    g.rope_half = r / 2;
+    std::vector<double> theta(g.rope_half);
+    ref::rope_inv_freq(theta.data(), r, cfg.rope_theta, false, 1.0, 0, 0, 0);
+    fill_table(g.cos_main, g.sin_main, theta.data(), g.rope_half, n_pos);
+    const auto& rs = cfg.rope_scaling;
+    ref::rope_inv_freq(theta.data(), r, cfg.compress_rope_theta, rs.type == "yarn", rs.factor,
+                       rs.original_max_position_embeddings, rs.beta_fast, rs.beta_slow);
+    fill_table(g.cos_comp, g.sin_comp, theta.data(), g.rope_half, n_pos);
+}
+
 }  // namespace
+
+void set_decode_geometry(batch_geometry& g, const model_config& cfg, std::span<const int64_t> lens,
+                         std::span<const int64_t> counts) {
+    g.docs.clear();
+    g.doc_of.clear();
+    g.pos.clear();
+    g.comp.clear();
+    int64_t end = 0;
+    for (size_t b = 0; b < counts.size(); b++) {
+        g.docs.push_back({(int64_t)g.pos.size(), counts[b]});
+        for (int64_t j = 0; j < counts[b]; j++) {
+            g.doc_of.push_back((int32_t)b);
+            g.pos.push_back((int32_t)(lens[b] + j));
+        }
+        end = std::max(end, lens[b] + counts[b]);
+    }
+    g.N = (int64_t)g.pos.size();
+    g.B = 1;
+    g.S = g.N;
+    if (end > g.max_doc_len || g.cos_main.empty()) {
+        g.max_doc_len = std::max<int64_t>({end, 2 * g.max_doc_len, 256});
+        fill_rope_tables(g, cfg, g.max_doc_len);
+    }
+}
 
 batch_geometry make_geometry(const model_config& cfg, int64_t B, int64_t S, const int32_t* doc_start) {
     batch_geometry g;
@@ -63,15 +101,7 @@ batch_geometry make_geometry(const model_config& cfg, int64_t B, int64_t S, cons
         g.comp[m] = std::move(c);
     }
 
-    const int r = cfg.qk_rope_head_dim;
-    g.rope_half = r / 2;
-    std::vector<double> theta(g.rope_half);
-    ref::rope_inv_freq(theta.data(), r, cfg.rope_theta, false, 1.0, 0, 0, 0);
-    fill_table(g.cos_main, g.sin_main, theta.data(), g.rope_half, g.max_doc_len);
-    const auto& rs = cfg.rope_scaling;
-    ref::rope_inv_freq(theta.data(), r, cfg.compress_rope_theta, rs.type == "yarn", rs.factor,
-                       rs.original_max_position_embeddings, rs.beta_fast, rs.beta_slow);
-    fill_table(g.cos_comp, g.sin_comp, theta.data(), g.rope_half, g.max_doc_len);
+    fill_rope_tables(g, cfg, g.max_doc_len);
     return g;
 }
 

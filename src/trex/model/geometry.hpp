@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <vector>
 
 #include "trex/kernels/types.hpp"
@@ -36,5 +37,12 @@ struct batch_geometry {
 
 // doc_start [B,S]: 1 where a document starts (slot 0 of each row always starts one).
 batch_geometry make_geometry(const model_config& cfg, int64_t B, int64_t S, const int32_t* doc_start);
+
+// The geometry of a cached-decoding call (dsv4_model::decode): counts[b] new tokens of sequence b at positions
+// lens[b] + j, sequence after sequence (docs[b] is sequence b's tokens; no compressed layouts: the caches hold the
+// entries). The RoPE tables of `g` are kept and grown (doubling) when a position is past them, so a long generation
+// does not rebuild them every token.
+void set_decode_geometry(batch_geometry& g, const model_config& cfg, std::span<const int64_t> lens,
+                         std::span<const int64_t> counts);
 
 }  // namespace trex

@@ -20,6 +20,7 @@
 #include "trex/kernels/kernel_table.hpp"
 #include "trex/model/activations.hpp"
 #include "trex/model/geometry.hpp"
+#include "trex/model/layers/attention_cache.hpp"
 #include "trex/model/layers/block.hpp"
 #include "trex/model/layers/env.hpp"
 #include "trex/model/layers/head.hpp"
@@ -100,6 +101,15 @@ class dsv4_model {
     size_t activation_bytes() const;
     const stage_activations& activations() const { return acts_; }  // the last forward's (activations.hpp)
     size_t workspace_bytes() const;
+    // Cached decoding (docs/model.md §3.7): counts[b] ≥ 1 new tokens of sequence b, one sequence after another in
+    // ids, run through the main model over the sequences' caches (sequence_cache::for_model), which advance by them.
+    // The arithmetic of a full forward over each sequence's prefix: chunked prefill (many tokens) and decoding (one
+    // per sequence, the sequences of different lengths) are the same call. logits [rows, V] is assigned: every new
+    // token's row (all_logits) or each sequence's last. On a whole model only (no tensor, expert or pipeline
+    // parallelism); the MTP block is not run.
+    void decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids, std::span<const int64_t> counts,
+                std::vector<float>& logits, bool all_logits = false);
+
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
     std::span<const int32_t> csa_selection(int layer, int64_t* kw) const;
 
@@ -137,6 +147,9 @@ class dsv4_model {
     workspace ws_;
     batch_geometry geo_;
     int64_t N_ = 0;
+    // cached decoding: its tensors (one block's at a time, the two states, the head's) and its geometry
+    stage_activations decode_acts_;
+    batch_geometry decode_geo_;
 };
 
 // "activations kept for backward X MiB (Y KiB/token[, recompute: one block's])" for bytes over `tokens` tokens.

@@ -2,7 +2,7 @@
 // one shared KV head over a sliding window, the KV compressor (ratio > 0: HCA, or CSA at ratio 4 with the lightning
 // indexer choosing the top-k compressed entries), sparse attention with a sink, inverse RoPE and the grouped output
 // projection. Training entry points: forward / backward over a batch (block_acts holds what forward saves for
-// backward); decoding entry point: decode over a cache.
+// backward); decoding entry point: decode over the sequences' caches (attention_cache.hpp).
 //
 // Contract: forward reads A.y1 and assigns A.F1 [N,d], every attention tensor of A, and A.idx (the indexer KL loss,
 // CSA only; its gradient w.r.t. the scores is left in A.iscores for backward). backward assigns dy [N,d] = dL/dy1
@@ -11,14 +11,15 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "trex/model/activations.hpp"
+#include "trex/model/layers/attention_cache.hpp"
 #include "trex/model/layers/env.hpp"
 #include "trex/model/layers/weights.hpp"
 
 namespace trex {
-
-struct attention_cache;  // the decoding state of one layer (window ring, compressed entries, indexer keys)
 
 class attention_layer {
    public:
@@ -30,9 +31,11 @@ class attention_layer {
     void backward(block_acts& A, float* dy, const float* dF, const attention_weights& W, const attention_weights& G,
                   const layer_env& env) const;
 
-    // Cached decoding of T new tokens (the inference work defines it over attention_cache, docs/model.md): F [T,d]
-    // from y [T,d], appending the tokens' window keys, compressed entries and indexer keys to the cache.
-    void decode(attention_cache& cache, float* F, const float* y, int64_t T, const attention_weights& W,
+    // Cached decoding (docs/model.md §3.7): the N new tokens of len(caches) sequences, sequence b's tokens being
+    // env.geo.docs[b] (positions env.geo.pos = caches[b]->len + j). Reads A.y1 and assigns A.F1 [N,d] (the same
+    // values forward gives those tokens after their prefix), using A's projection tensors (a1 … kv_all [N,c], o, u)
+    // as scratch; appends the tokens to every cache. Not under tensor parallelism.
+    void decode(block_acts& A, std::span<attention_cache* const> caches, const attention_weights& W,
                 const layer_env& env) const;
 
    private:
@@ -52,6 +55,12 @@ class attention_layer {
                            const attention_weights& G, const layer_env& env) const;
     void indexer_backward(block_acts& A, const attention_weights& W, const attention_weights& G,
                           const layer_env& env) const;
+    // decode's parts (attention_decode.cpp)
+    struct decode_keys;
+    void compress_cached(std::span<attention_cache* const> caches, const block_acts& A, const attention_weights& W,
+                         const layer_env& env) const;
+    void index_cached(std::vector<decode_keys>& out, std::span<attention_cache* const> caches, const block_acts& A,
+                      const attention_weights& W, const layer_env& env) const;
 
     int layer_, ratio_;
 };

@@ -63,6 +63,17 @@ void transformer_block::forward(block_acts& A, float* h_out, const float* h_in, 
     hc_.post_forward(h_out, A.F2.data(), A.h_mid.data(), S2, env);
 }
 
+void transformer_block::decode(block_acts& A, std::span<attention_cache* const> caches, float* h_out, const float* h_in,
+                               const block_weights& W, const layer_env& env) const {
+    const mhc_saved S1 = attn_unit_saved(A), S2 = ffn_unit_saved(A);
+    hc_.pre_forward(S1, h_in, W.attn_hc, env);
+    attn_.decode(A, caches, W.attn, env);
+    hc_.post_forward(A.h_mid.data(), A.F1.data(), h_in, S1, env);
+    hc_.pre_forward(S2, A.h_mid.data(), W.ffn_hc, env);
+    moe_.forward(A, W.ffn, env);
+    hc_.post_forward(h_out, A.F2.data(), A.h_mid.data(), S2, env);
+}
+
 void transformer_block::backward(block_acts& A, float* dh_in, const float* dh_out, const float* h_in,
                                  const block_weights& W, const block_weights& G, const layer_env& env) const {
     workspace::scope ws(env.ws);

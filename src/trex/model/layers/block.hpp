@@ -6,6 +6,8 @@
 // parameter gradients into G.
 #pragma once
 
+#include <span>
+
 #include "trex/model/activations.hpp"
 #include "trex/model/layers/attention.hpp"
 #include "trex/model/layers/env.hpp"
@@ -29,6 +31,10 @@ class transformer_block {
     void forward(block_acts& A, float* h_out, const float* h_in, const block_weights& W, const layer_env& env) const;
     void backward(block_acts& A, float* dh_in, const float* dh_out, const float* h_in, const block_weights& W,
                   const block_weights& G, const layer_env& env) const;
+    // Cached decoding of the new tokens of several sequences (attention_layer::decode): h_out [N,n,d] from h_in, A as
+    // scratch (its mHC, projection and MoE tensors for N tokens), every cache advanced by its sequence's tokens.
+    void decode(block_acts& A, std::span<attention_cache* const> caches, float* h_out, const float* h_in,
+                const block_weights& W, const layer_env& env) const;
 
    private:
     mhc_unit hc_;

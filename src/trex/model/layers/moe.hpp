@@ -1,7 +1,7 @@
 // The MoE sub-layer of a block (docs/model.md §3.5): ffn_norm, the router (score-routed with a selection bias, or
 // hash-routed by the token id through tid2eid), the routed experts (here, or through an expert_dispatcher: expert
-// parallelism), the shared expert, and the sequence-wise balance loss. Training entry points forward / backward;
-// decoding entry point decode.
+// parallelism), the shared expert, and the sequence-wise balance loss. Entry points forward / backward; the MoE keeps
+// no state between tokens, so cached decoding runs forward over the new tokens (env.opts.alpha_bal = 0).
 //
 // Contract: forward reads A.y2 and assigns A.F2 [N,d], the MoE tensors of A, A.bal (score-routed layers) and A.load
 // (tokens per expert). backward assigns dy [N,d] = dL/dy2 from dF [N,d] = dL/dF2 and adds the parameter gradients
@@ -30,11 +30,6 @@ class moe_layer {
     void forward(block_acts& A, const moe_weights& W, const layer_env& env) const;
     void backward(block_acts& A, float* dy, const float* dF, const moe_weights& W, const moe_weights& G,
                   const layer_env& env) const;
-
-    // Decoding of T new tokens (the inference work defines it): F [T,d] from y [T,d] and the tokens' ids (hash
-    // routing). The MoE keeps no state between tokens.
-    void decode(float* F, const float* y, const int32_t* ids, int64_t T, const moe_weights& W,
-                const layer_env& env) const;
 
     // [first, first + count) of the step's tokens this rank dispatches: all N, except under TP with expert
     // parallelism, where the TP ranks dispatch disjoint parts (tensor_parallel.hpp).

@@ -1,0 +1,112 @@
+// dsv4_model::decode: the new tokens of several sequences through the blocks' decode entry points and the main head.
+#include <algorithm>
+#include <utility>
+
+#include "trex/base/error.hpp"
+#include "trex/model/model.hpp"
+
+namespace trex {
+
+namespace {
+
+// A block's tensors for N decoded tokens: the mHC units, the projections (no compressed rows and no key lists: the
+// caches hold those) and the MoE with every expert computed here.
+block_act_shape decode_block_shape(const model_config& cfg, int64_t N) {
+    block_act_shape s;
+    s.ratio = 0;
+    s.N = N;
+    s.d = cfg.hidden_size;
+    s.n = cfg.hc_mult;
+    s.rows = mhc_dims_of(cfg).rows();
+    s.dc = cfg.q_lora_rank;
+    s.H = cfg.num_attention_heads;
+    s.c = cfg.head_dim;
+    s.groups = cfg.o_groups;
+    s.dg = cfg.o_lora_rank;
+    s.E = cfg.n_routed_experts;
+    s.K = cfg.num_experts_per_tok;
+    s.Is = (int64_t)cfg.n_shared_experts * cfg.moe_intermediate_size;
+    s.routed = N * s.K;
+    s.a13_width = 2 * (int64_t)cfg.moe_intermediate_size;
+    return s;
+}
+
+}  // namespace
+
+void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                        std::span<const int64_t> counts, std::vector<float>& logits, bool all_logits) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d, V = cfg.vocab_size;
+    TREX_CHECK(!tp_ && !dispatcher_ && params_.holds_all(),
+               "decode: the model is laid out for parallel training; cached decoding runs on a whole model");
+    TREX_CHECK(!seqs.empty() && seqs.size() == counts.size(), "decode: {} sequences and {} token counts", seqs.size(),
+               counts.size());
+    int64_t N = 0;
+    std::vector<int64_t> lens;
+    for (size_t b = 0; b < seqs.size(); b++) {
+        const sequence_cache& s = *seqs[b];
+        TREX_CHECK(counts[b] >= 1, "decode: sequence {} has {} new tokens", b, counts[b]);
+        TREX_CHECK((int)s.layers.size() >= L, "decode: sequence {} has a cache of {} layers, the model {}", b,
+                   s.layers.size(), L);
+        for (int l = 0; l < L; l++)
+            TREX_CHECK(s.layers[(size_t)l].len == s.len, "decode: sequence {}: layer {} holds {} tokens, not {}", b, l,
+                       s.layers[(size_t)l].len, s.len);
+        lens.push_back(s.len);
+        N += counts[b];
+    }
+    TREX_CHECK((int64_t)ids.size() == N, "decode: {} token ids for {} new tokens", ids.size(), N);
+    for (int64_t t = 0; t < N; t++)
+        TREX_CHECK(ids[(size_t)t] >= 0 && ids[(size_t)t] < V, "decode: token id {} is outside the vocabulary",
+                   ids[(size_t)t]);
+
+    set_decode_geometry(decode_geo_, cfg, lens, counts);
+    batch_view batch;
+    batch.B = 1;
+    batch.S = N;
+    batch.input_ids = ids.data();
+    step_options opts;
+    opts.backward = false;
+    opts.alpha_bal = 0.0;
+    opts.lambda_idx = 0.0;
+    const layer_env e{cfg, kernels_, ws_, decode_geo_, batch, opts};
+    const int64_t rows = all_logits ? N : (int64_t)seqs.size();
+    stage_plan plan;
+    plan.states = 2 * N * nd;
+    plan.head = {rows, d, n, true, false};
+    plan.blocks = {decode_block_shape(cfg, N)};
+    plan.recompute = true;  // one block's tensors, reused by every block
+    decode_acts_.plan(plan, kernels_.memory);
+    float* h = decode_acts_.states.data();
+    float* h_next = h + N * nd;
+    {
+        workspace::scope ws(ws_);
+        float* x = ws.floats(N * d);
+        kernels_.embedding_forward(x, ids.data(), params_.w("embed.weight"), N, d);
+        kernels_.broadcast_streams(h, x, N, n, d, false);
+    }
+    std::vector<attention_cache*> layer_caches(seqs.size());
+    for (int l = 0; l < L; l++) {
+        for (size_t b = 0; b < seqs.size(); b++) layer_caches[b] = &seqs[b]->layers[(size_t)l];
+        blocks_[(size_t)l].decode(decode_acts_.block(0), layer_caches, h_next, h, wblocks_[(size_t)l], e);
+        std::swap(h, h_next);
+    }
+    for (size_t b = 0; b < seqs.size(); b++) seqs[b]->len += counts[b];
+
+    // the head over every new token, or each sequence's last (gathered into the free state)
+    if (!all_logits) {
+        for (size_t b = 0; b < seqs.size(); b++) {
+            const doc_span s = decode_geo_.docs[b];
+            kernels_.copy(h_next + (int64_t)b * nd, h + (s.start + s.len - 1) * nd, nd);
+        }
+        h = h_next;
+    }
+    batch_geometry head_geo;
+    head_geo.N = rows;
+    const layer_env he{cfg, kernels_, ws_, head_geo, batch, opts};
+    head_grad no_grad;
+    int64_t n_valid = 0;
+    head_.forward(main_head_saved(decode_acts_.head), &n_valid, h, nullptr, 0.0, &logits, no_grad, whead_, he);
+}
+
+}  // namespace trex

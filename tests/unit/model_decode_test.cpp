@@ -1,0 +1,227 @@
+// Cached decoding (dsv4_model::decode, attention_layer::decode, attention_cache): the logits of every new token equal
+// those of a full forward over the same prefix (the training forward, step(keep_logits)), for sequences longer than
+// the window, crossing CSA and HCA compression boundaries, past the CSA top-k and past the YaRN original length, one
+// token at a time, in prefill chunks of 1, 7 and 64 tokens, and in ragged batches of 8 sequences of different lengths.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "trex/base/error.hpp"
+#include "trex/model/cache_size.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/layers/attention_cache.hpp"
+#include "trex/model/model.hpp"
+
+namespace {
+
+constexpr double kTol = 1e-5;  // max |decode − forward| / max |forward| per logits row, fp32
+
+// v4-micro: window 8, CSA (ratio 4, top-4) and HCA (ratio 8) layers, YaRN past 32 positions, hash-routed layer 0.
+trex::model_config micro() {
+    return trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+}
+
+// Weights large enough that attention, the indexer and the router are far from uniform (the 0.006 default makes
+// every score nearly equal, which would hide a wrong key set).
+void init_model(trex::dsv4_model& m) {
+    m.params().init(2024, 0.08);
+}
+
+std::vector<int32_t> random_tokens(int64_t n, int64_t V, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int32_t> dist(2, (int32_t)V - 1);
+    std::vector<int32_t> t((size_t)n);
+    for (int32_t& x : t) x = dist(rng);
+    return t;
+}
+
+// [S, V] logits of the training forward over one sequence.
+std::vector<float> forward_logits(trex::dsv4_model& m, const std::vector<int32_t>& ids) {
+    const int64_t S = (int64_t)ids.size();
+    std::vector<int32_t> labels((size_t)S, -1), mtp_ids((size_t)S, 0);
+    trex::batch_view b;
+    b.B = 1;
+    b.S = S;
+    b.input_ids = ids.data();
+    b.labels = labels.data();
+    b.mtp_input_ids = mtp_ids.data();
+    trex::step_options o;
+    o.backward = false;
+    o.keep_logits = true;
+    m.step(b, o);
+    return m.logits();
+}
+
+// max |a − b| / max |b| over row r of two [*, V] arrays
+double row_error(const float* got, const float* want, int64_t V) {
+    double diff = 0, scale = 0;
+    for (int64_t v = 0; v < V; v++) {
+        diff = std::max(diff, (double)std::fabs(got[v] - want[v]));
+        scale = std::max(scale, (double)std::fabs(want[v]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+trex::sequence_cache empty_cache(const trex::model_config& cfg) {
+    return trex::sequence_cache::for_model(cfg, false);
+}
+
+// Feeds `ids` to a fresh cache in chunks of `chunk` tokens; returns every token's logits [S, V].
+std::vector<float> decode_in_chunks(trex::dsv4_model& m, const std::vector<int32_t>& ids, int64_t chunk,
+                                    trex::sequence_cache* out_cache = nullptr) {
+    const int64_t V = m.config().vocab_size, S = (int64_t)ids.size();
+    trex::sequence_cache cache = empty_cache(m.config());
+    std::vector<float> all((size_t)(S * V)), logits;
+    trex::sequence_cache* seqs[] = {&cache};
+    for (int64_t t0 = 0; t0 < S; t0 += chunk) {
+        const int64_t n = std::min(chunk, S - t0);
+        const int64_t counts[] = {n};
+        m.decode(seqs, std::span<const int32_t>(ids.data() + t0, (size_t)n), counts, logits, true);
+        std::copy(logits.begin(), logits.end(), all.begin() + t0 * V);
+    }
+    if (out_cache) *out_cache = std::move(cache);
+    return all;
+}
+
+TEST(ModelDecode, OneTokenAtATimeEqualsTheFullForwardAtEveryPosition) {
+    const trex::model_config cfg = micro();
+    ASSERT_EQ(cfg.sliding_window, 8);
+    ASSERT_EQ(cfg.rope_scaling.original_max_position_embeddings, 32);
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t S = 90, V = cfg.vocab_size;  // > window, 22 CSA entries (> top-4), 11 HCA entries, past 32
+    const std::vector<int32_t> ids = random_tokens(S, V, 7);
+    const std::vector<float> want = forward_logits(m, ids);
+    trex::sequence_cache cache;
+    const std::vector<float> got = decode_in_chunks(m, ids, 1, &cache);
+    double worst = 0;
+    for (int64_t t = 0; t < S; t++) {
+        const double e = row_error(got.data() + t * V, want.data() + t * V, V);
+        EXPECT_LE(e, kTol) << "position " << t;
+        worst = std::max(worst, e);
+    }
+    RecordProperty("max_rel_error", std::to_string(worst));
+    // the cache holds what docs/model.md §3.7 says: the window, the entries, the indexer keys
+    EXPECT_EQ(cache.len, S);
+    for (int l = 0; l < cfg.n_layers(); l++) {
+        const trex::attention_cache& c = cache.layers[(size_t)l];
+        const int m_l = cfg.ratio(l);
+        EXPECT_EQ(c.len, S);
+        EXPECT_EQ((int64_t)c.window.size(), cfg.sliding_window * cfg.head_dim) << "layer " << l;
+        EXPECT_EQ((int64_t)c.entries.size(), m_l > 0 ? S / m_l * cfg.head_dim : 0) << "layer " << l;
+        EXPECT_EQ((int64_t)c.index_keys.size(), m_l == 4 ? S / 4 * cfg.index_head_dim : 0) << "layer " << l;
+    }
+}
+
+TEST(ModelDecode, ChunkedPrefillEqualsOneChunk) {
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t S = 150, V = cfg.vocab_size;
+    const std::vector<int32_t> ids = random_tokens(S, V, 11);
+    const std::vector<float> want = forward_logits(m, ids);
+    const std::vector<float> one = decode_in_chunks(m, ids, S);
+    for (int64_t chunk : {1, 7, 64}) {
+        const std::vector<float> got = decode_in_chunks(m, ids, chunk);
+        double worst_one = 0, worst_fwd = 0;
+        for (int64_t t = 0; t < S; t++) {
+            worst_one = std::max(worst_one, row_error(got.data() + t * V, one.data() + t * V, V));
+            worst_fwd = std::max(worst_fwd, row_error(got.data() + t * V, want.data() + t * V, V));
+        }
+        EXPECT_LE(worst_one, kTol) << "chunks of " << chunk << " against one chunk";
+        EXPECT_LE(worst_fwd, kTol) << "chunks of " << chunk << " against the forward";
+    }
+}
+
+TEST(ModelDecode, RaggedBatchOfEightEqualsEachSequenceAlone) {
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t V = cfg.vocab_size, B = 8, steps = 12;
+    const int64_t prompt[B] = {1, 5, 9, 17, 33, 40, 64, 71};  // different lengths: boundaries at different steps
+    std::vector<std::vector<int32_t>> seq(B);
+    std::vector<std::vector<float>> want(B);
+    for (int64_t b = 0; b < B; b++) {
+        seq[(size_t)b] = random_tokens(prompt[b] + steps, V, 100 + (uint32_t)b);
+        want[(size_t)b] = forward_logits(m, seq[(size_t)b]);
+    }
+    std::vector<trex::sequence_cache> caches(B, empty_cache(cfg));
+    std::vector<trex::sequence_cache*> ptrs;
+    for (auto& c : caches) ptrs.push_back(&c);
+    // one batched prefill of the prompts (every token's logits), then `steps` batched single-token steps
+    std::vector<int32_t> ids;
+    std::vector<int64_t> counts;
+    for (int64_t b = 0; b < B; b++) {
+        ids.insert(ids.end(), seq[(size_t)b].begin(), seq[(size_t)b].begin() + prompt[b]);
+        counts.push_back(prompt[b]);
+    }
+    std::vector<float> logits;
+    m.decode(ptrs, ids, counts, logits, true);
+    double worst = 0;
+    int64_t row = 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < prompt[b]; t++, row++)
+            worst = std::max(worst, row_error(logits.data() + row * V, want[(size_t)b].data() + t * V, V));
+    EXPECT_LE(worst, kTol) << "batched prefill";
+    for (int64_t s = 0; s < steps; s++) {
+        ids.clear();
+        counts.assign(B, 1);
+        for (int64_t b = 0; b < B; b++) ids.push_back(seq[(size_t)b][(size_t)(prompt[b] + s)]);
+        m.decode(ptrs, ids, counts, logits, false);
+        ASSERT_EQ((int64_t)logits.size(), B * V);
+        for (int64_t b = 0; b < B; b++) {
+            const double e = row_error(logits.data() + b * V, want[(size_t)b].data() + (prompt[b] + s) * V, V);
+            EXPECT_LE(e, kTol) << "sequence " << b << " step " << s;
+        }
+    }
+    for (int64_t b = 0; b < B; b++) EXPECT_EQ(caches[(size_t)b].len, prompt[b] + steps);
+}
+
+TEST(ModelDecode, CacheSizeIsTheFormula) {
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    for (int64_t S : {3, 8, 33, 90}) {
+        trex::sequence_cache cache;
+        decode_in_chunks(m, random_tokens(S, cfg.vocab_size, 5), 5, &cache);
+        const trex::cache_size want = trex::inference_cache_size(cfg, S);
+        // what grows with the sequence is exactly the formula's: the window rings, the entries, the indexer keys
+        double grows = 0, pending = 0;
+        for (const auto& c : cache.layers) {
+            grows += (double)(c.window.size() + c.entries.size() + c.index_keys.size());
+            pending += (double)(c.pend_kv.size() + c.pend_gate.size() + c.ipend_kv.size() + c.ipend_gate.size());
+        }
+        EXPECT_EQ(grows, want.window + want.compressed + want.indexer) << S << " tokens";
+        EXPECT_LE(pending, want.pending) << S << " tokens";  // the formula's is the most a partial block keeps
+        EXPECT_EQ((double)cache.bytes(), 4 * (grows + pending)) << S << " tokens";
+    }
+}
+
+TEST(ModelDecode, BadInputIsAnErrorAndLeavesTheCacheAlone) {
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    trex::sequence_cache cache = empty_cache(cfg);
+    trex::sequence_cache* seqs[] = {&cache};
+    std::vector<float> logits;
+    const int32_t bad[] = {(int32_t)cfg.vocab_size};
+    const int64_t one[] = {1};
+    EXPECT_THROW(m.decode(seqs, bad, one, logits), trex::error);
+    const int32_t two[] = {3, 4};
+    EXPECT_THROW(m.decode(seqs, two, one, logits), trex::error);
+    trex::sequence_cache short_cache = trex::sequence_cache::for_model(cfg, false);
+    short_cache.layers.pop_back();
+    trex::sequence_cache* short_seqs[] = {&short_cache};
+    const int32_t ok[] = {3};
+    EXPECT_THROW(m.decode(short_seqs, ok, one, logits), trex::error);
+    EXPECT_EQ(cache.len, 0);
+    EXPECT_EQ(cache.layers[0].len, 0);
+}
+
+}  // namespace
