@@ -82,8 +82,10 @@ int run_cmd(eval_args& a) {
         }
         o.benches.push_back(s);
     }
-    TREX_CHECK(parse_bench_format(a.format, &o.load.format), "--format '{}': expected auto, en_qa, mamo, "
-               "b4o_feasible or b4o_orgeval", a.format);
+    TREX_CHECK(parse_bench_format(a.format, &o.load.format),
+               "--format '{}': expected auto, en_qa, mamo, "
+               "b4o_feasible or b4o_orgeval",
+               a.format);
     TREX_CHECK(a.sentinel == "no-solution" || a.sentinel == "skip", "--sentinel '{}': expected no-solution or skip",
                a.sentinel);
     o.load.sentinel = a.sentinel == "skip" ? sentinel_policy::skip : sentinel_policy::no_solution;
@@ -98,7 +100,8 @@ int run_cmd(eval_args& a) {
     o.exec.solve_time_limit_s = a.solve_limit;
     o.exec.allow_unisolated = a.allow_unisolated;
     std::unique_ptr<backend> b;
-    if (a.backend == "openai") b = make_openai_backend(a.openai);
+    if (a.backend == "openai")
+        b = make_openai_backend(a.openai);
     else if (a.backend == "replay") {
         TREX_CHECK(!a.completions.empty(), "--backend replay needs --completions FILE");
         b = make_replay_backend(a.completions);
@@ -122,8 +125,10 @@ int run_cmd(eval_args& a) {
                     r.out_dir.c_str(), r.out_dir.c_str());
     }
     if (r.backend_errors > 0) {
-        std::fprintf(stderr, "trex eval: %ld sample(s) got no completion from the backend; run the same command "
-                     "again to retry them (finished ones come from the cache)\n", r.backend_errors);
+        std::fprintf(stderr,
+                     "trex eval: %ld sample(s) got no completion from the backend; run the same command "
+                     "again to retry them (finished ones come from the cache)\n",
+                     r.backend_errors);
         return 2;
     }
     return 0;
@@ -162,6 +167,9 @@ void register_eval(CLI::App& app) {
     run->add_option("--tokenizer", a->local.tokenizer, "local: tokenizer.json");
     run->add_option("--model-config", a->local.config, "local: config.json when the checkpoint has none");
     run->add_option("--max-context", a->local.max_context, "local: prompt + generated tokens")->capture_default_str();
+    run->add_option("--local-batch", a->local.max_batch, "local: samples decoded together (continuous batching)")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
     run->add_flag("--allow-nonfinite", a->local.allow_nonfinite,
                   "local: import an HF checkpoint with NaN / inf weights or scales instead of refusing it");
     run->add_flag("--chat-mode", a->chat_mode,
@@ -189,7 +197,8 @@ void register_eval(CLI::App& app) {
         if (rc != 0) throw CLI::RuntimeError(rc);
     });
 
-    CLI::App* rep = ev->add_subcommand("report", "re-judge a run's results.jsonl (no re-execution) and rewrite reports");
+    CLI::App* rep =
+        ev->add_subcommand("report", "re-judge a run's results.jsonl (no re-execution) and rewrite reports");
     rep->add_option("dir", a->dir, "output directory of trex eval run")->required();
     rep->add_option("--judge", a->judge, "abs, rel or orlm (default: the run's)");
     rep->add_option("--tol", a->tol, "tolerance (default: the judge's)");
@@ -217,17 +226,23 @@ void register_eval(CLI::App& app) {
     CLI::App* orc = ev->add_subcommand("oracle", "write answers from the items' reference LPs (checks of the harness)");
     orc->add_option("--bench", a->oracle_bench, "benchmark file whose items have reference_lp_path")->required();
     orc->add_option("--form", a->oracle_form, "lp, mps, mathprog, pulp or gurobipy")->capture_default_str();
-    orc->add_option("--mutate", a->oracle_mutate, "none, coef (optimum moved), rename (renamed + reordered), "
-                    "structure (a row dropped)")->capture_default_str();
+    orc->add_option("--mutate", a->oracle_mutate,
+                    "none, coef (optimum moved), rename (renamed + reordered), "
+                    "structure (a row dropped)")
+        ->capture_default_str();
     orc->add_option("--seed", a->oracle_seed, "renaming / reordering seed")->capture_default_str();
     orc->add_option("--out", a->oracle_out, "completions JSONL {\"id\", \"completion\"} (replay backend)")->required();
     orc->callback([a] {
         oracle_form form;
         oracle_mutation mut;
-        TREX_CHECK(parse_oracle_form(a->oracle_form, &form), "--form '{}': expected lp, mps, mathprog, pulp or "
-                   "gurobipy", a->oracle_form);
-        TREX_CHECK(parse_oracle_mutation(a->oracle_mutate, &mut), "--mutate '{}': expected none, coef, rename or "
-                   "structure", a->oracle_mutate);
+        TREX_CHECK(parse_oracle_form(a->oracle_form, &form),
+                   "--form '{}': expected lp, mps, mathprog, pulp or "
+                   "gurobipy",
+                   a->oracle_form);
+        TREX_CHECK(parse_oracle_mutation(a->oracle_mutate, &mut),
+                   "--mutate '{}': expected none, coef, rename or "
+                   "structure",
+                   a->oracle_mutate);
         load_report lr;
         const auto items = load_benchmark(a->oracle_bench, load_options{}, &lr);
         oracle_report rep;
@@ -263,7 +278,6 @@ void register_eval(CLI::App& app) {
         const int rc = run_model_worker();
         if (rc != 0) throw CLI::RuntimeError(rc);
     });
-
 }
 
 }  // namespace trex::cli

@@ -8,14 +8,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "support/test_support.hpp"
 #include "trex/base/files.hpp"
 #include "trex/eval/backend.hpp"
 #include "trex/eval/run.hpp"
+#include "trex/io/checkpoint.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
-#include "trex/io/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::eval;
@@ -23,7 +26,9 @@ using trex::test::source_path;
 
 namespace {
 
-std::string fixture(const std::string& name) { return source_path("tests/fixtures/eval/" + name); }
+std::string fixture(const std::string& name) {
+    return source_path("tests/fixtures/eval/" + name);
+}
 
 std::vector<eval_item> load(const std::string& name, load_report* rep, load_options o = {}) {
     return load_benchmark(fixture(name), o, rep);
@@ -46,10 +51,10 @@ TEST(EvalBenchmarks, EnQaJsonlWithMalformedLine) {
     EXPECT_EQ(items[0].benchmark, "nl4opt");
     EXPECT_EQ(items[0].truth.kind, truth_kind::objective);
     EXPECT_EQ(items[0].truth.value, 105.0);
-    EXPECT_EQ(items[1].truth.value, 23.0);  // "23.0"
+    EXPECT_EQ(items[1].truth.value, 23.0);                    // "23.0"
     EXPECT_EQ(items[2].truth.kind, truth_kind::no_solution);  // "No Best Solution"
-    EXPECT_EQ(items[3].id, "nl4opt-5");     // ids count records, the broken one included
-    EXPECT_EQ(items[3].truth.value, 20.0);  // "$20"
+    EXPECT_EQ(items[3].id, "nl4opt-5");                       // ids count records, the broken one included
+    EXPECT_EQ(items[3].truth.value, 20.0);                    // "$20"
     EXPECT_NE(items[3].source.find("nl4opt.jsonl:5"), std::string::npos);
 }
 
@@ -104,9 +109,10 @@ TEST(EvalBenchmarks, Bench4OptFeasibleAndOrgEval) {
 TEST(EvalBenchmarks, BrokenFilesAndRecords) {
     const std::string dir = temp_dir("broken");
     // one broken element in the middle of a JSON list does not hide the others; their line numbers are right
-    trex::write_file_atomic(dir + "/list.json", "[\n  {\"en_question\": \"q1\", \"en_answer\": 1},\n  {\"en_question\": \"q2\", "
-                                   "\"en_answer\": },\n  {\"en_question\": \"q3\", \"en_answer\": 3},\n  [1, 2],\n"
-                                   "  {\"en_question\": \"\", \"en_answer\": 5},\n  {\"Question\": \"q6\"}\n]\n");
+    trex::write_file_atomic(dir + "/list.json",
+                            "[\n  {\"en_question\": \"q1\", \"en_answer\": 1},\n  {\"en_question\": \"q2\", "
+                            "\"en_answer\": },\n  {\"en_question\": \"q3\", \"en_answer\": 3},\n  [1, 2],\n"
+                            "  {\"en_question\": \"\", \"en_answer\": 5},\n  {\"Question\": \"q6\"}\n]\n");
     load_report rep;
     const auto items = load_benchmark(dir + "/list.json", {}, &rep);
     ASSERT_EQ(items.size(), 2u);
@@ -118,8 +124,9 @@ TEST(EvalBenchmarks, BrokenFilesAndRecords) {
     EXPECT_NE(rep.skipped[2].find("list.json:6: no question text"), std::string::npos) << rep.skipped[2];
     EXPECT_NE(rep.skipped[3].find("list.json:7: no answer field"), std::string::npos) << rep.skipped[3];
     // an object of records keyed by id
-    trex::write_file_atomic(dir + "/obj.json", "{\"a\": {\"en_question\": \"qa\", \"en_answer\": 1}, \"b\": {\"en_question\": \"qb\","
-                                  " \"en_answer\": \"infeasible\"}}");
+    trex::write_file_atomic(dir + "/obj.json",
+                            "{\"a\": {\"en_question\": \"qa\", \"en_answer\": 1}, \"b\": {\"en_question\": \"qb\","
+                            " \"en_answer\": \"infeasible\"}}");
     const auto obj = load_benchmark(dir + "/obj.json", {}, &rep);
     ASSERT_EQ(obj.size(), 2u);
     EXPECT_EQ(obj[0].id, "a");
@@ -171,8 +178,8 @@ TEST(EvalBenchmarks, FixtureAnswersThroughTheHarness) {
     const std::string dir = temp_dir("fixtures");
     // one replay file for all benchmarks (ids are distinct)
     std::string all;
-    for (const char* f : {"nl4opt", "optibench", "industryor", "mamo_easylp", "optmath_bench", "b4o_feasible",
-                          "b4o_orgeval"})
+    for (const char* f :
+         {"nl4opt", "optibench", "industryor", "mamo_easylp", "optmath_bench", "b4o_feasible", "b4o_orgeval"})
         all += trex::read_file(fixture(std::string("completions/") + f + ".jsonl"));
     trex::write_file_atomic(dir + "/completions.jsonl", all);
     run_options o;
@@ -243,16 +250,42 @@ TEST(EvalLocalBackend, GreedyDecodingIsDeterministicAndBounded) {
     EXPECT_LE((long)codec->encode_chat(rq.messages).size() + (long)s1.completions[0].size(), 64);
 }
 
-TEST(EvalLocalBackend, SampleTokenGreedyTemperatureAndTopP) {
-    const float logits[4] = {0.0f, 3.0f, 1.0f, -2.0f};
-    uint64_t st = 1;
-    EXPECT_EQ(sample_token(logits, 4, 0.0, 1.0, &st), 1);
-    // top_p small: only the most likely token survives
-    for (int i = 0; i < 50; i++) EXPECT_EQ(sample_token(logits, 4, 1.0, 0.05, &st), 1);
-    // full nucleus at high temperature reaches the others
-    std::set<int> seen;
-    for (int i = 0; i < 400; i++) seen.insert(sample_token(logits, 4, 5.0, 1.0, &st));
-    EXPECT_EQ(seen.size(), 4u);
+TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
+    // the runner calls generate from concurrency() threads at once: the answers are those of the items run alone
+    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
+    trex::dsv4_model m(cfg);
+    m.params().init(5, 0.08);
+    auto codec = make_byte_codec(0);
+    auto b = make_local_backend(m, *codec, 96, "micro", 4);
+    EXPECT_EQ(b->concurrency(), 4);
+    std::vector<gen_request> rqs;
+    for (int i = 0; i < 6; i++) {
+        gen_request rq;
+        rq.item_id = "item-" + std::to_string(i);
+        rq.messages = {{"user", std::string(1 + 3 * i, (char)('a' + i)) + "?"}};
+        rq.params.temperature = i % 2 ? 0.9 : 0.0;
+        rq.params.max_tokens = 5 + i;
+        rq.n = 1 + i % 3;
+        rqs.push_back(rq);
+    }
+    std::vector<gen_result> alone;
+    for (const gen_request& rq : rqs) alone.push_back(b->generate(rq));
+    std::vector<gen_result> together(rqs.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < rqs.size(); i++) threads.emplace_back([&, i] { together[i] = b->generate(rqs[i]); });
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < rqs.size(); i++) {
+        ASSERT_TRUE(together[i].ok) << together[i].error;
+        EXPECT_EQ(together[i].completions, alone[i].completions) << "item " << i;
+        EXPECT_EQ((int)together[i].completions.size(), rqs[i].n);
+        EXPECT_EQ(together[i].completion_tokens, alone[i].completion_tokens);
+    }
+    // a prompt that does not fit the context is this item's error, not the run's
+    gen_request big = rqs[0];
+    big.messages = {{"user", std::string(200, 'x')}};
+    const gen_result e = b->generate(big);
+    EXPECT_FALSE(e.ok);
+    EXPECT_NE(e.error.find("context"), std::string::npos) << e.error;
 }
 
 TEST(EvalLocalBackend, CheckpointAndTokenizerThroughTheCli) {

@@ -8,21 +8,25 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
 #include "trex/base/error.hpp"
 #include "trex/base/rng.hpp"
+#include "trex/infer/generator.hpp"
+#include "trex/io/checkpoint.hpp"
+#include "trex/io/hf_checkpoint.hpp"
+#include "trex/io/model_loader.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
-#include "trex/io/hf_checkpoint.hpp"
 #include "trex/tokenizer/chat.hpp"
 #include "trex/tokenizer/tokenizer.hpp"
-#include "trex/io/checkpoint.hpp"
-#include "trex/io/model_loader.hpp"
 
 namespace trex::eval {
 
@@ -73,8 +77,12 @@ class openai_backend : public backend {
         TREX_CHECK(!url_.https, "--url {}: this build has no https support (cpp-httplib without OpenSSL)", o.url);
 #endif
     }
-    std::string identity() const override { return "openai|" + url_.origin + url_.path + "|" + o_.model; }
-    int concurrency() const override { return std::max(1, o_.concurrency); }
+    std::string identity() const override {
+        return "openai|" + url_.origin + url_.path + "|" + o_.model;
+    }
+    int concurrency() const override {
+        return std::max(1, o_.concurrency);
+    }
 
     gen_result generate(const gen_request& req) override {
         gen_result res;
@@ -105,8 +113,11 @@ class openai_backend : public backend {
    private:
     gen_result request(const gen_request& req, int n, int* attempts) {
         gen_result res;
-        json body = {{"model", o_.model}, {"temperature", req.params.temperature}, {"top_p", req.params.top_p},
-                     {"max_tokens", req.params.max_tokens}, {"n", n}};
+        json body = {{"model", o_.model},
+                     {"temperature", req.params.temperature},
+                     {"top_p", req.params.top_p},
+                     {"max_tokens", req.params.max_tokens},
+                     {"n", n}};
         if (req.params.seed >= 0) body["seed"] = req.params.seed + req.first_sample;
         json msgs = json::array();
         for (const auto& m : req.messages) msgs.push_back({{"role", m.role}, {"content", m.content}});
@@ -139,7 +150,8 @@ class openai_backend : public backend {
                     const json j = json::parse(r->body);
                     for (const auto& c : j.at("choices")) {
                         const json& m = c.at("message");
-                        std::string text = m.contains("content") && m["content"].is_string() ? m["content"].get<std::string>() : "";
+                        std::string text =
+                            m.contains("content") && m["content"].is_string() ? m["content"].get<std::string>() : "";
                         if (m.contains("reasoning_content") && m["reasoning_content"].is_string() &&
                             !m["reasoning_content"].get<std::string>().empty())
                             text = "<think>\n" + m["reasoning_content"].get<std::string>() + "\n</think>\n" + text;
@@ -220,14 +232,16 @@ class replay_backend : public backend {
             }
             auto& v = by_id_[id];
             auto put = [&](int idx, const std::string& s) {
-                if (idx < 0) v.push_back(s);
+                if (idx < 0)
+                    v.push_back(s);
                 else {
                     if ((int)v.size() <= idx) v.resize((size_t)idx + 1);
                     v[(size_t)idx] = s;
                 }
             };
             const int sample = j.contains("sample") && j["sample"].is_number_integer() ? j["sample"].get<int>() : -1;
-            if (c->is_string()) put(sample, c->get<std::string>());
+            if (c->is_string())
+                put(sample, c->get<std::string>());
             else if (c->is_array())
                 for (const auto& x : *c) put(-1, x.is_string() ? x.get<std::string>() : x.dump());
             else
@@ -335,77 +349,129 @@ class dsv4_codec : public text_codec {
     std::vector<int32_t> stops_;
 };
 
-// SplitMix64 stream: the next value of the generator whose state is *s.
-uint64_t splitmix(uint64_t* s) {
-    const uint64_t z = *s;
-    *s += 0x9E3779B97F4A7C15ull;
-    return mix64(z);
-}
-
+// The engine's generator behind the backend interface: the runner's threads (concurrency() of them) call generate
+// at once; their samples join one generator, and whichever caller finds it free drives it — moves the queued samples
+// in and runs a decoding step outside the lock — while the others wait for their results (continuous batching across
+// items).
 class local_backend : public backend {
    public:
-    local_backend(dsv4_model& m, const text_codec& c, int max_context, std::string ident)
-        : m_(m), c_(c), max_context_(max_context), ident_(std::move(ident)) {}
+    local_backend(dsv4_model& m, const text_codec& c, int max_context, std::string ident, int max_batch)
+        : c_(c), ident_(std::move(ident)), max_batch_(std::max(1, max_batch)), gen_(m, options(c, max_context)) {}
     std::string identity() const override { return "local|" + ident_; }
-    int concurrency() const override { return 1; }
+    int concurrency() const override { return max_batch_; }
     gen_result generate(const gen_request& req) override {
-        std::lock_guard<std::mutex> lock(mu_);
         gen_result res;
         const std::vector<int32_t> prompt = c_.encode_chat(req.messages);
-        const std::vector<int32_t> stops = c_.stop_ids();
-        const int64_t V = m_.config().vocab_size;
+        std::vector<infer::generation_request> samples;
         for (int s = 0; s < req.n; s++) {
-            uint64_t state = (uint64_t)std::max<int64_t>(req.params.seed, 0) * 0x9E3779B97F4A7C15ull ^
-                             std::hash<std::string>()(req.item_id) ^ (uint64_t)(req.first_sample + s + 1);
-            std::vector<int32_t> ids = prompt, out;
-            std::string finish = "length";
-            for (int t = 0; t < req.params.max_tokens && (int)ids.size() < max_context_; t++) {
-                const int64_t S = (int64_t)ids.size();
-                std::vector<int32_t> labels((size_t)S, -1), mtp_in((size_t)S, 0);
-                for (int64_t i = 0; i + 1 < S; i++) mtp_in[(size_t)i] = ids[(size_t)i + 1];
-                batch_view b;
-                b.B = 1;
-                b.S = S;
-                b.input_ids = ids.data();
-                b.labels = labels.data();
-                b.mtp_input_ids = mtp_in.data();
-                step_options so;
-                so.backward = false;
-                so.keep_logits = true;
-                m_.step(b, so);
-                const float* row = m_.logits().data() + (size_t)(S - 1) * (size_t)V;
-                const int32_t tok = sample_token(row, V, req.params.temperature, req.params.top_p, &state);
-                if (std::find(stops.begin(), stops.end(), tok) != stops.end()) {
-                    finish = "stop";
-                    break;
-                }
-                ids.push_back(tok);
-                out.push_back(tok);
-                res.completion_tokens++;
+            infer::generation_request q;
+            q.prompt = prompt;
+            q.max_tokens = req.params.max_tokens;
+            q.stop_ids = c_.stop_ids();
+            q.sampling.temperature = req.params.temperature;
+            q.sampling.top_p = req.params.top_p;
+            // the sample's own stream: the run's seed, the item and the sample index
+            q.sampling.seed = (uint64_t)std::max<int64_t>(req.params.seed, 0) * 0x9E3779B97F4A7C15ull ^
+                              std::hash<std::string>()(req.item_id) ^ (uint64_t)(req.first_sample + s + 1);
+            try {
+                gen_.check(q);
+            } catch (const std::exception& e) {
+                res.error = e.what();
+                return res;
             }
-            res.prompt_tokens += (long)prompt.size();
-            res.completions.push_back(c_.decode(out));
-            res.finish_reasons.push_back(finish);
+            samples.push_back(std::move(q));
+        }
+        std::vector<infer::generation_result> out;
+        try {
+            out = run(samples);
+        } catch (const std::exception& e) {
+            res.error = e.what();
+            return res;
+        }
+        for (const infer::generation_result& r : out) {
+            res.prompt_tokens += (long)r.prompt_tokens;
+            res.completion_tokens += (long)r.tokens.size();
+            res.completions.push_back(r.text);
+            res.finish_reasons.push_back(r.finish);
         }
         res.ok = true;
         return res;
     }
 
    private:
-    dsv4_model& m_;
+    static infer::generator_options options(const text_codec& c, int max_context) {
+        infer::generator_options o;
+        o.max_context = max_context;
+        o.detokenize = [&c](std::span<const int32_t> ids) { return c.decode({ids.begin(), ids.end()}); };
+        return o;
+    }
+
+    // Queues the samples, then drives or waits until every one of them is finished.
+    std::vector<infer::generation_result> run(std::vector<infer::generation_request>& samples) {
+        std::unique_lock<std::mutex> lock(mu_);
+        std::vector<size_t> mine;
+        for (auto& q : samples) {
+            mine.push_back(next_ticket_++);
+            inbox_.emplace_back(mine.back(), std::move(q));
+        }
+        auto all_done = [&] {
+            return std::all_of(mine.begin(), mine.end(), [&](size_t t) { return done_.count(t) > 0; });
+        };
+        while (!all_done()) {
+            if (driving_) {
+                cv_.wait(lock);
+                continue;
+            }
+            driving_ = true;
+            auto in = std::exchange(inbox_, {});
+            lock.unlock();
+            std::vector<std::pair<size_t, infer::generation_result>> finished;
+            std::exception_ptr failure;
+            try {
+                for (auto& [ticket, q] : in) ticket_of_[gen_.submit(std::move(q))] = ticket;
+                gen_.step();
+                finished = gen_.take_finished();
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            lock.lock();
+            driving_ = false;
+            for (auto& [t, r] : finished) {
+                done_[ticket_of_.at(t)] = std::move(r);
+                ticket_of_.erase(t);
+            }
+            cv_.notify_all();
+            if (failure) std::rethrow_exception(failure);
+        }
+        std::vector<infer::generation_result> out;
+        for (size_t t : mine) {
+            out.push_back(std::move(done_.at(t)));
+            done_.erase(t);
+        }
+        return out;
+    }
+
     const text_codec& c_;
-    int max_context_;
     std::string ident_;
+    int max_batch_;
+    infer::generator gen_;  // touched only by the driving caller
     std::mutex mu_;
+    std::condition_variable cv_;
+    bool driving_ = false;
+    size_t next_ticket_ = 0;
+    std::vector<std::pair<size_t, infer::generation_request>> inbox_;
+    std::map<size_t, size_t> ticket_of_;  // generator ticket → backend ticket
+    std::map<size_t, infer::generation_result> done_;
 };
 
 // Owns the model and codec of a backend loaded from disk.
 class owning_local_backend : public backend {
    public:
-    owning_local_backend(std::unique_ptr<dsv4_model> m, std::unique_ptr<text_codec> c, int ctx, std::string id)
-        : m_(std::move(m)), c_(std::move(c)), inner_(*m_, *c_, ctx, std::move(id)) {}
+    owning_local_backend(std::unique_ptr<dsv4_model> m, std::unique_ptr<text_codec> c, int ctx, std::string id,
+                         int max_batch)
+        : m_(std::move(m)), c_(std::move(c)), inner_(*m_, *c_, ctx, std::move(id), max_batch) {}
     std::string identity() const override { return inner_.identity(); }
-    int concurrency() const override { return 1; }
+    int concurrency() const override { return inner_.concurrency(); }
     gen_result generate(const gen_request& r) override { return inner_.generate(r); }
 
    private:
@@ -416,48 +482,19 @@ class owning_local_backend : public backend {
 
 }  // namespace
 
-int32_t sample_token(const float* logits, int64_t V, double temperature, double top_p, uint64_t* rng) {
-    if (temperature <= 0) {
-        int64_t best = 0;
-        for (int64_t i = 1; i < V; i++)
-            if (logits[i] > logits[best]) best = i;
-        return (int32_t)best;
-    }
-    double mx = logits[0];
-    for (int64_t i = 1; i < V; i++) mx = std::max(mx, (double)logits[i]);
-    std::vector<std::pair<double, int32_t>> p((size_t)V);
-    double z = 0;
-    for (int64_t i = 0; i < V; i++) {
-        const double e = std::exp(((double)logits[i] - mx) / temperature);
-        p[(size_t)i] = {e, (int32_t)i};
-        z += e;
-    }
-    std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-    double keep = 0;
-    size_t k = 0;
-    while (k < p.size()) {
-        keep += p[k].first / z;
-        k++;
-        if (keep >= top_p) break;
-    }
-    const double u = (double)(splitmix(rng) >> 11) * 0x1.0p-53 * keep;
-    double acc = 0;
-    for (size_t i = 0; i < k; i++) {
-        acc += p[i].first / z;
-        if (u < acc) return p[i].second;
-    }
-    return p[k - 1].second;
-}
-
 std::unique_ptr<backend> make_openai_backend(const openai_options& opt) {
     TREX_CHECK(!opt.url.empty(), "--backend openai needs --url");
     TREX_CHECK(!opt.model.empty(), "--backend openai needs --model");
     return std::make_unique<openai_backend>(opt);
 }
 
-std::unique_ptr<backend> make_replay_backend(const std::string& path) { return std::make_unique<replay_backend>(path); }
+std::unique_ptr<backend> make_replay_backend(const std::string& path) {
+    return std::make_unique<replay_backend>(path);
+}
 
-std::unique_ptr<text_codec> make_byte_codec(int32_t eos_id) { return std::make_unique<byte_codec>(eos_id); }
+std::unique_ptr<text_codec> make_byte_codec(int32_t eos_id) {
+    return std::make_unique<byte_codec>(eos_id);
+}
 
 std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json, bool thinking) {
     TREX_CHECK(!tokenizer_json.empty(), "--backend local needs --tokenizer tokenizer.json");
@@ -466,7 +503,8 @@ std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_js
 
 std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     TREX_CHECK(!opt.checkpoint.empty(), "--backend local needs --checkpoint DIR");
-    std::unique_ptr<text_codec> codec = load_tokenizer_codec(opt.tokenizer, opt.thinking);  // first: fail before loading weights
+    std::unique_ptr<text_codec> codec =
+        load_tokenizer_codec(opt.tokenizer, opt.thinking);  // first: fail before loading weights
     model_load_options lo;
     lo.config = opt.config;
     lo.allow_nonfinite = opt.allow_nonfinite;
@@ -474,12 +512,12 @@ std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     std::unique_ptr<dsv4_model> m = std::move(loaded.model);
     const std::string dir = loaded.dir;
     return std::make_unique<owning_local_backend>(std::move(m), std::move(codec), opt.max_context,
-                                                  fs::absolute(dir).string());
+                                                  fs::absolute(dir).string(), opt.max_batch);
 }
 
 std::unique_ptr<backend> make_local_backend(dsv4_model& model, const text_codec& codec, int max_context,
-                                            const std::string& identity) {
-    return std::make_unique<local_backend>(model, codec, max_context, identity);
+                                            const std::string& identity, int max_batch) {
+    return std::make_unique<local_backend>(model, codec, max_context, identity, max_batch);
 }
 
 }  // namespace trex::eval

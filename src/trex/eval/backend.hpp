@@ -4,9 +4,9 @@
 //           408/409/425/429/5xx (Retry-After honoured), temperature / top_p / max_tokens / seed / n;
 //   replay  saved completions JSONL {"id", "completion"} (completion: a string or a list; several lines per id
 //           add samples; our own completions.jsonl also reads), so answers can be re-judged without regenerating;
-//   local   a trex checkpoint through the engine: plain greedy / temperature / top-p decoding that recomputes the
-//           whole prefix for every token (fast cached generation comes with the serving work), over a
-//           text_codec (tokenizer + chat template).
+//   local   a trex checkpoint through the engine's cached decoder (infer/generator.hpp): greedy / temperature /
+//           top-p sampling, the items' samples decoded together in one continuous batch (concurrency() = the batch),
+//           over a text_codec (tokenizer + chat template).
 #pragma once
 
 #include <atomic>
@@ -64,12 +64,12 @@ struct openai_options {
     std::string api_key_env = "OPENAI_API_KEY";  // empty or unset variable: no Authorization header
     int concurrency = 8;
     int retries = 5;
-    double timeout_s = 600;      // per request (read timeout)
+    double timeout_s = 600;  // per request (read timeout)
     double connect_timeout_s = 10;
-    double backoff_s = 1.0;      // first back-off; doubles per retry, with jitter, capped at 60 s
-    std::string ca_cert;         // https: a CA bundle file (default: the system's)
-    bool insecure = false;       // https: do not verify the server certificate
-    std::string system_prompt;   // unused here (the prompt template carries it)
+    double backoff_s = 1.0;     // first back-off; doubles per retry, with jitter, capped at 60 s
+    std::string ca_cert;        // https: a CA bundle file (default: the system's)
+    bool insecure = false;      // https: do not verify the server certificate
+    std::string system_prompt;  // unused here (the prompt template carries it)
 };
 std::unique_ptr<backend> make_openai_backend(const openai_options& opt);
 
@@ -99,12 +99,13 @@ std::unique_ptr<text_codec> make_byte_codec(int32_t eos_id);
 std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json, bool thinking = true);
 
 struct local_options {
-    std::string checkpoint;  // a trex training checkpoint dir (step-*/ or a run dir) or an HF release-layout dir
-    std::string tokenizer;   // tokenizer.json
-    std::string config;      // model config.json when the checkpoint does not carry one
-    int max_context = 4096;  // prompt + generated tokens
-    bool thinking = true;    // DeepSeek-V4 thinking mode (see load_tokenizer_codec)
+    std::string checkpoint;        // a trex training checkpoint dir (step-*/ or a run dir) or an HF release-layout dir
+    std::string tokenizer;         // tokenizer.json
+    std::string config;            // model config.json when the checkpoint does not carry one
+    int max_context = 4096;        // prompt + generated tokens
+    bool thinking = true;          // DeepSeek-V4 thinking mode (see load_tokenizer_codec)
     bool allow_nonfinite = false;  // HF release layout: import NaN / inf weights and scales instead of refusing
+    int max_batch = 8;             // items' samples decoded together (the runner's concurrency)
 };
 std::unique_ptr<backend> make_local_backend(const local_options& opt);
 
@@ -118,9 +119,6 @@ namespace trex::eval {
 
 // The same over an explicit model and codec (tests; the caller keeps both alive).
 std::unique_ptr<backend> make_local_backend(trex::dsv4_model& model, const text_codec& codec, int max_context,
-                                            const std::string& identity);
-
-// Decoding: the next token from a row of logits (greedy when temperature <= 0; else temperature + top-p).
-int32_t sample_token(const float* logits, int64_t vocab, double temperature, double top_p, uint64_t* rng_state);
+                                            const std::string& identity, int max_batch = 8);
 
 }  // namespace trex::eval

@@ -1,0 +1,173 @@
+// Generation over the cached decoder (src/trex/infer/generator.hpp): greedy output equals a greedy loop that re-runs
+// the full training forward over the whole prefix for every token (the old eval path, an independent computation);
+// a request's tokens do not depend on the batch it shares (greedy and seeded sampling); stop ids, stop strings,
+// max_tokens and the context limit end requests as documented; bad requests are errors before anything runs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+#include "trex/base/error.hpp"
+#include "trex/infer/generator.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/model.hpp"
+
+namespace {
+
+using trex::infer::generation_request;
+using trex::infer::generation_result;
+using trex::infer::generator;
+using trex::infer::generator_options;
+
+trex::model_config micro() {
+    return trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+}
+
+struct fixture {
+    trex::model_config cfg = micro();
+    trex::dsv4_model model{cfg};
+    fixture() { model.params().init(2024, 0.08); }
+};
+
+// Greedy continuation by full forwards over the growing prefix (no cache).
+std::vector<int32_t> greedy_by_forward(trex::dsv4_model& m, std::vector<int32_t> ids, int n) {
+    const int64_t V = m.config().vocab_size;
+    std::vector<int32_t> out;
+    for (int i = 0; i < n; i++) {
+        const int64_t S = (int64_t)ids.size();
+        std::vector<int32_t> labels((size_t)S, -1), mtp((size_t)S, 0);
+        trex::batch_view b;
+        b.B = 1;
+        b.S = S;
+        b.input_ids = ids.data();
+        b.labels = labels.data();
+        b.mtp_input_ids = mtp.data();
+        trex::step_options o;
+        o.backward = false;
+        o.keep_logits = true;
+        m.step(b, o);
+        const float* row = m.logits().data() + (S - 1) * V;
+        int32_t best = 0;
+        for (int32_t v = 1; v < V; v++)
+            if (row[v] > row[best]) best = v;
+        out.push_back(best);
+        ids.push_back(best);
+    }
+    return out;
+}
+
+std::vector<int32_t> prompt_of(int n, int salt) {
+    std::vector<int32_t> p;
+    for (int i = 0; i < n; i++) p.push_back(2 + (i * 37 + salt * 11) % 250);
+    return p;
+}
+
+TEST(InferGenerator, GreedyEqualsTheFullForwardLoop) {
+    fixture f;
+    generation_request q;
+    q.prompt = prompt_of(29, 1);
+    q.max_tokens = 40;  // to position 69: past the window, CSA top-k, HCA blocks and YaRN's 32
+    generator_options o;
+    o.prefill_chunk = 8;
+    generator g(f.model, o);
+    const std::vector<generation_result> r = g.run({q});
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].finish, "length");
+    EXPECT_EQ(r[0].prompt_tokens, 29);
+    EXPECT_EQ(r[0].tokens, greedy_by_forward(f.model, q.prompt, 40));
+    EXPECT_EQ(g.stats().prefill_tokens, 29);
+    EXPECT_EQ(g.stats().decode_tokens, 39);
+}
+
+TEST(InferGenerator, ARequestsTokensDoNotDependOnItsBatch) {
+    fixture f;
+    std::vector<generation_request> qs;
+    for (int i = 0; i < 6; i++) {
+        generation_request q;
+        q.prompt = prompt_of(3 + 9 * i, i);
+        q.max_tokens = 10 + 3 * i;
+        q.sampling.temperature = i % 2 ? 0.8 : 0.0;
+        q.sampling.top_p = 0.9;
+        q.sampling.seed = 100 + (uint64_t)i;
+        q.sampling.top_logprobs = 2;
+        qs.push_back(q);
+    }
+    generator_options batched;
+    batched.max_batch = 4;  // six requests through four slots: some join as others finish
+    std::vector<int64_t> streamed(qs.size(), 0);
+    const auto together = generator(f.model, batched).run(qs, [&](size_t t, const auto&) { streamed[t]++; });
+    generator_options alone;
+    alone.max_batch = 1;
+    for (size_t i = 0; i < qs.size(); i++) {
+        const auto one = generator(f.model, alone).run({qs[i]});
+        EXPECT_EQ(together[i].tokens, one[0].tokens) << "request " << i;
+        ASSERT_EQ(together[i].choices.size(), together[i].tokens.size());
+        EXPECT_EQ((int64_t)together[i].tokens.size(), qs[i].max_tokens);
+        EXPECT_EQ(streamed[i], (int64_t)together[i].tokens.size());
+        EXPECT_EQ(together[i].choices[0].top.size(), 2u);
+    }
+    // the same seeds again: the same draws
+    const auto again = generator(f.model, batched).run(qs);
+    for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(again[i].tokens, together[i].tokens);
+}
+
+TEST(InferGenerator, StopIdsStringsLengthAndContext) {
+    fixture f;
+    generation_request q;
+    q.prompt = prompt_of(5, 2);
+    q.max_tokens = 12;
+    generator_options o;
+    o.detokenize = [](std::span<const int32_t> ids) {
+        std::string s;
+        for (int32_t id : ids) s += "<" + std::to_string(id) + ">";
+        return s;
+    };
+    const auto free_run = generator(f.model, o).run({q})[0].tokens;
+    ASSERT_EQ(free_run.size(), 12u);
+    // a stop id: not emitted
+    generation_request stop_id = q;
+    stop_id.stop_ids = {free_run[4]};
+    auto r = generator(f.model, o).run({stop_id})[0];
+    size_t first = 0;
+    while (free_run[first] != free_run[4]) first++;
+    EXPECT_EQ(r.finish, "stop");
+    EXPECT_EQ(r.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + (long)first));
+    // a stop string: the text is cut before it
+    generation_request stop_str = q;
+    const std::string needle = "<" + std::to_string(free_run[6]) + "><" + std::to_string(free_run[7]) + ">";
+    stop_str.stop_strings = {needle};
+    r = generator(f.model, o).run({stop_str})[0];
+    EXPECT_EQ(r.finish, "stop");
+    const std::string full = o.detokenize(free_run);
+    EXPECT_EQ(r.text, full.substr(0, full.find(needle)));
+    // the context: prompt + output ≤ max_context
+    generator_options small = o;
+    small.max_context = 9;
+    r = generator(f.model, small).run({q})[0];
+    EXPECT_EQ(r.finish, "length");
+    EXPECT_EQ(r.tokens.size(), 4u);
+    EXPECT_EQ(r.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 4));
+}
+
+TEST(InferGenerator, BadRequestsAreErrorsBeforeAnythingRuns) {
+    fixture f;
+    generator g(f.model, generator_options{});
+    generation_request empty;
+    EXPECT_THROW(g.run({empty}), trex::error);
+    generation_request bad_id;
+    bad_id.prompt = {3, (int32_t)f.cfg.vocab_size};
+    EXPECT_THROW(g.run({bad_id}), trex::error);
+    generation_request bad_temp;
+    bad_temp.prompt = {3};
+    bad_temp.sampling.temperature = -0.5;
+    EXPECT_THROW(g.run({bad_temp}), trex::error);
+    generator_options tiny;
+    tiny.max_context = 4;
+    generation_request too_long;
+    too_long.prompt = {3, 4, 5, 6};
+    EXPECT_THROW(generator(f.model, tiny).run({too_long}), trex::error);
+    EXPECT_EQ(g.stats().prefill_tokens, 0);
+}
+
+}  // namespace
