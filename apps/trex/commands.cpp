@@ -12,6 +12,7 @@ void register_all(CLI::App& app) {
     register_plan(app);
     register_tokenizer(app);
     register_score(app);
+    register_generate(app);
 }
 
 }  // namespace trex::cli

@@ -4,7 +4,7 @@
 //       reads a checkpoint directory (index + shards or one model.safetensors; BF16/F32/FP8/FP4, UE8M0 or F32
 //       scales; or a training checkpoint) into fp32 and writes it again in the release layout (re-quantised as
 //       asked); a NaN / inf weight or scale is an error naming the tensor unless --allow-nonfinite;
-//   trex convert --init CONFIG --to DIR --seed S [--dtype …] [--shard-size MB] [--no-mtp] [--force]
+//   trex convert --init CONFIG --to DIR --seed S [--init-std σ] [--dtype …] [--shard-size MB] [--no-mtp] [--force]
 //       writes a freshly initialised model (docs/model.md §5) in the release layout.
 //
 // Prints one summary line per side (tensors, shards, MB, seconds, MB/s). Errors are one line, exit status 1.
@@ -14,8 +14,8 @@
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
-#include "trex/io/hf_checkpoint.hpp"
 #include "trex/io/checkpoint.hpp"
+#include "trex/io/hf_checkpoint.hpp"
 #include "trex/model/config.hpp"
 
 namespace trex::cli {
@@ -25,6 +25,7 @@ namespace {
 struct convert_options {
     std::string from, init, to, dtype = "bf16";
     uint64_t seed = 0;
+    double init_std = 0.006;
     double shard_mb = 5000;  // MB = 10^6 bytes, as HF's "5GB" default
     bool no_mtp = false, force = false, allow_nonfinite = false;
 };
@@ -83,9 +84,9 @@ void run_convert(const convert_options& o) {
                     r.ignored.empty() ? "" : fmt::format("; ignored {} tensor(s)", r.ignored.size()).c_str());
         print_nonfinite(r.nonfinite);
     } else {
-        ps.init(o.seed);  // docs/model.md §5: N(0, 0.006) and the mHC init
-        std::printf("init  %s: seed %llu, %lld tensors\n", o.init.c_str(), (unsigned long long)o.seed,
-                    (long long)ps.specs.size());
+        ps.init(o.seed, o.init_std);  // docs/model.md §5: N(0, σ = 0.006 by default) and the mHC init
+        std::printf("init  %s: seed %llu, std %g, %lld tensors\n", o.init.c_str(), (unsigned long long)o.seed,
+                    o.init_std, (long long)ps.specs.size());
     }
     const hf_io_report w = save_hf_checkpoint(ps, o.to, so);
     std::printf("wrote %s: %s, %lld tensors in %lld shard(s), %s\n", o.to.c_str(), o.dtype.c_str(),
@@ -103,6 +104,8 @@ void register_convert(CLI::App& app) {
     c->add_option("--dtype", o->dtype, "bf16 (default) | fp8 (FP8 128x128 blocks, UE8M0) | fp4 (FP8 + FP4 experts)")
         ->check(CLI::IsMember({"bf16", "fp8", "fp4"}));
     c->add_option("--seed", o->seed, "initialisation seed (--init)");
+    c->add_option("--init-std", o->init_std, "standard deviation of the initial weights (--init; default 0.006)")
+        ->check(CLI::Range(1e-6, 1.0));
     c->add_option("--shard-size", o->shard_mb, "maximum data per shard in MB (default 5000)");
     c->add_flag("--no-mtp", o->no_mtp, "leave out the MTP block (mtp.* tensors of the source are ignored)");
     c->add_flag("--force", o->force, "replace a non-empty output directory");

@@ -300,6 +300,7 @@ class byte_codec : public text_codec {
         return encode(t + "assistant: ");
     }
     std::vector<int32_t> stop_ids() const override { return {eos_}; }
+    int64_t id_space() const override { return std::max<int64_t>(256, eos_ + 1); }
 
    private:
     int32_t eos_;
@@ -342,6 +343,7 @@ class dsv4_codec : public text_codec {
         return tok::encode_dsv4_chat(t_, m, o).ids;
     }
     std::vector<int32_t> stop_ids() const override { return stops_; }
+    int64_t id_space() const override { return t_.id_space(); }
 
    private:
     tok::tokenizer t_;
@@ -501,6 +503,11 @@ std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_js
     return std::make_unique<dsv4_codec>(tok::tokenizer::from_file(tokenizer_json), thinking);
 }
 
+void check_codec_fits(const text_codec& c, int64_t vocab_size, const std::string& what) {
+    TREX_CHECK(c.id_space() <= vocab_size, "tokenizer {}: ids up to {}, the model's vocabulary holds {}", what,
+               c.id_space() - 1, vocab_size);
+}
+
 std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     TREX_CHECK(!opt.checkpoint.empty(), "--backend local needs --checkpoint DIR");
     std::unique_ptr<text_codec> codec =
@@ -511,6 +518,7 @@ std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     loaded_model loaded = load_model_for_inference(opt.checkpoint, lo);
     std::unique_ptr<dsv4_model> m = std::move(loaded.model);
     const std::string dir = loaded.dir;
+    check_codec_fits(*codec, m->config().vocab_size, opt.tokenizer);
     return std::make_unique<owning_local_backend>(std::move(m), std::move(codec), opt.max_context,
                                                   fs::absolute(dir).string(), opt.max_batch);
 }

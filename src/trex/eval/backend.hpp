@@ -87,7 +87,12 @@ class text_codec {
     // The prompt for a conversation, ending where the assistant's answer starts.
     virtual std::vector<int32_t> encode_chat(const std::vector<chat_message>& msgs) const = 0;
     virtual std::vector<int32_t> stop_ids() const = 0;  // end of sequence / end of turn
+    virtual int64_t id_space() const = 0;               // the largest id it can produce + 1
 };
+
+// A codec that can produce ids the model has no row for is refused: "tokenizer …: ids up to N, the model's
+// vocabulary holds V" (`what` names the tokenizer).
+void check_codec_fits(const text_codec& c, int64_t vocab_size, const std::string& what);
 
 // A codec where ids are bytes (vocab ≥ 256) and the template is "<role>: text\n" + "assistant: ": for tests of the
 // decoding loop on tiny models.

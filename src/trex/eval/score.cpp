@@ -102,15 +102,13 @@ score_result score_sequences(dsv4_model& model, const std::vector<std::vector<in
     return r;
 }
 
-namespace {
-
-// The ids of one line: integers separated by spaces, tabs or commas, optionally inside [ ].
-std::vector<int32_t> parse_ids(const std::string& line, const std::string& where) {
+std::vector<int32_t> parse_token_line(const std::string& line, const std::string& where) {
     std::vector<int32_t> ids;
     std::string s = line;
     for (char& ch : s)
         if (ch == ',' || ch == '\t' || ch == '\r') ch = ' ';
     const size_t first = s.find_first_not_of(' '), last = s.find_last_not_of(' ');
+    if (first == std::string::npos) return ids;
     if (s[first] == '[') {
         TREX_CHECK(s[last] == ']', "{}: a '[' without its ']'", where);
         s = s.substr(first + 1, last - first - 1);
@@ -132,8 +130,6 @@ std::vector<int32_t> parse_ids(const std::string& line, const std::string& where
     return ids;
 }
 
-}  // namespace
-
 std::vector<std::vector<int32_t>> read_token_file(const std::string& path) {
     std::ifstream in(path);
     TREX_CHECK(in.good(), "{}: cannot open the token file", path);
@@ -141,7 +137,7 @@ std::vector<std::vector<int32_t>> read_token_file(const std::string& path) {
     std::string line;
     for (int64_t no = 1; std::getline(in, line); no++) {
         if (line.find_first_not_of(" \t\r,") == std::string::npos) continue;
-        out.push_back(parse_ids(line, fmt::format("{}:{}", path, no)));
+        out.push_back(parse_token_line(line, fmt::format("{}:{}", path, no)));
     }
     TREX_CHECK(!out.empty(), "{}: no token ids (one sequence per line, ids separated by spaces or commas)", path);
     return out;

@@ -46,4 +46,7 @@ score_result score_sequences(dsv4_model& model, const std::vector<std::vector<in
 // of arrays reads the same). Errors name the file, the line and the offending text.
 std::vector<std::vector<int32_t>> read_token_file(const std::string& path);
 
+// The ids of one such line (errors name `where`).
+std::vector<int32_t> parse_token_line(const std::string& line, const std::string& where);
+
 }  // namespace trex::eval
