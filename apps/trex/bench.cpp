@@ -2,13 +2,20 @@
 // trex bench tokenizer: MB/s of trex's tokenizer (1 and 2 threads) and of HF tokenizers on the same corpus.
 // trex bench dist (bench_dist.cpp): distributed step time, compute vs exposed communication, per layout.
 // trex bench eval: judging throughput of trex eval on replayed answers (LP in-process, Python sandboxed).
+// trex bench generate: prefill / decode throughput of the cached decoder, its bandwidth bound, HF generate as peer.
+#include <fmt/format.h>
+
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "trex/base/error.hpp"
 #include "trex/bench/bench_eval.hpp"
+#include "trex/bench/bench_generate.hpp"
 #include "trex/bench/bench_step.hpp"
 #include "trex/bench/bench_tokenizer.hpp"
+#include "trex/io/model_loader.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/embedded_config.hpp"
 
@@ -106,6 +113,69 @@ void register_bench(CLI::App& app) {
             std::printf("%s\n", bench::bench_tokenizer_json(r).dump().c_str());
         else
             std::printf("%s", bench::format_bench_tokenizer(r).c_str());
+    });
+    register_bench_generate(bench);
+}
+
+// trex bench generate [--config F | --checkpoint DIR] [--batch B] [--prompt-len P] [--new-tokens N] [--peer] [--json]
+void register_bench_generate(CLI::App* bench) {
+    auto* g = bench->add_subcommand("generate",
+                                    "prefill and decode throughput of the cached decoder, against its "
+                                    "bandwidth bound and HF transformers' generate");
+    struct gen_args_t {
+        std::string config, checkpoint;
+        double init_std = 0.02;
+        bench::bench_generate_options opt;
+        bool json = false;
+    };
+    auto a = std::make_shared<gen_args_t>();
+    g->add_option("--config", a->config, "model config.json with seeded random weights (default: embedded v4-tiny)");
+    g->add_option("--checkpoint", a->checkpoint, "trex checkpoint / run directory or HF release-layout directory");
+    g->add_option("--init-std", a->init_std, "--config: standard deviation of the random weights")
+        ->check(CLI::Range(1e-6, 1.0))
+        ->capture_default_str();
+    g->add_option("--batch", a->opt.batch, "sequences decoded together")
+        ->check(CLI::Range(1, 256))
+        ->capture_default_str();
+    g->add_option("--prompt-len", a->opt.prompt_len, "tokens per prompt")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    g->add_option("--new-tokens", a->opt.new_tokens, "tokens generated per sequence")
+        ->check(CLI::Range(2, 1 << 20))
+        ->capture_default_str();
+    g->add_option("--seed", a->opt.seed, "prompts and random weights")->capture_default_str();
+    g->add_flag("--peer", a->opt.peer, "also time HF transformers' cached generate on the same weights (batch 1)");
+    g->add_option("--python", a->opt.python, "Python for the peer (default: .venv/bin/python)");
+    g->add_option("--peer-threads", a->opt.peer_threads, "torch threads for the peer: auto or a number")
+        ->capture_default_str();
+    g->add_flag("--json", a->json, "print one JSON object");
+    g->callback([a]() {
+        TREX_CHECK(a->config.empty() || a->checkpoint.empty(),
+                   "bench generate: give --config or --checkpoint, not both");
+        std::unique_ptr<dsv4_model> model;
+        std::string name;
+        if (!a->checkpoint.empty()) {
+            loaded_model lm = load_model_for_inference(a->checkpoint);
+            model = std::move(lm.model);
+            name = lm.dir;
+        } else {
+            model_config cfg;
+            if (a->config.empty()) {
+                cfg = config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>");
+                name = "v4-tiny (embedded)";
+            } else {
+                cfg = load_config(a->config);
+                name = a->config;
+            }
+            model = std::make_unique<dsv4_model>(cfg);
+            model->params().init(a->opt.seed, a->init_std);
+            name += fmt::format(" (random weights, std {})", a->init_std);
+        }
+        const auto r = bench::run_bench_generate(*model, name, a->opt);
+        if (a->json)
+            std::printf("%s\n", bench::bench_generate_json(r).dump().c_str());
+        else
+            std::printf("%s", bench::format_bench_generate(r).c_str());
     });
 }
 

@@ -46,7 +46,7 @@ struct generate_cli_options {
     bool raw = false, chat_mode = false, json = false, allow_nonfinite = false;
     int64_t max_tokens = 256, batch = 8, max_context = 4096, prefill_chunk = 512;
     double temperature = 0.0, top_p = 1.0;
-    int top_k = 0, logprobs = 0;
+    int top_k = 0, logprobs = -1;  // logprobs < 0: none reported
     uint64_t seed = 0;
     std::vector<std::string> stops;
     std::vector<int32_t> stop_ids;
@@ -216,7 +216,8 @@ void run_generate(const generate_cli_options& o) {
         q.sampling.top_p = o.top_p;
         q.sampling.top_k = o.top_k;
         q.sampling.seed = o.seed + i;
-        q.sampling.top_logprobs = o.logprobs;
+        q.sampling.logprobs = o.logprobs >= 0;
+        q.sampling.top_logprobs = std::max(o.logprobs, 0);
         q.stop_strings = o.stops;
         q.stop_ids = o.stop_ids;
         if (codec)
@@ -247,7 +248,7 @@ void run_generate(const generate_cli_options& o) {
         streamer.show(results[0].text);
         std::printf("\n");
     } else if (!o.prompt.empty() || !o.prompt_ids.empty()) {
-        nlohmann::ordered_json j = result_json(items[0], results[0], o.logprobs > 0);
+        nlohmann::ordered_json j = result_json(items[0], results[0], o.logprobs >= 0);
         j.erase("id");
         j["checkpoint"] = loaded.dir;
         j["prefill_tokens_per_s"] = st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0;
@@ -256,7 +257,7 @@ void run_generate(const generate_cli_options& o) {
     } else {
         std::string out;
         for (size_t i = 0; i < items.size(); i++)
-            out += dump_line(result_json(items[i], results[i], o.logprobs > 0)) + "\n";
+            out += dump_line(result_json(items[i], results[i], o.logprobs >= 0)) + "\n";
         if (o.output.empty())
             std::fwrite(out.data(), 1, out.size(), stdout);
         else
@@ -295,7 +296,8 @@ void register_generate(CLI::App& app) {
     g->add_option("--seed", o->seed, "request i draws from seed + i")->capture_default_str();
     g->add_option("--stop", o->stops, "stop string (repeatable)");
     g->add_option("--stop-id", o->stop_ids, "stop token id (repeatable)");
-    g->add_option("--logprobs", o->logprobs, "report the log-probabilities of the n most likely tokens (JSON)")
+    g->add_option("--logprobs", o->logprobs,
+                  "report each token's log-probability and those of the N most likely (JSON)")
         ->capture_default_str();
     g->add_option("--batch", o->batch, "sequences decoded together")->check(CLI::Range(1, 1024))->capture_default_str();
     g->add_option("--max-context", o->max_context, "prompt + generated tokens")->capture_default_str();

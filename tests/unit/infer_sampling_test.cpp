@@ -66,6 +66,33 @@ TEST(InferSampling, TemperatureSharpensAndTopKTopPCut) {
     EXPECT_EQ(f.count(3), 0u);
 }
 
+TEST(InferSampling, TopPOverALargeVocabularyKeepsTheSmallestPrefix) {
+    // 3000 tokens, p_i ∝ exp(−0.004·i): the top-p cut lies past the first sorted blocks the sampler tries
+    const int64_t V = 3000;
+    std::vector<float> l((size_t)V);
+    for (int64_t i = 0; i < V; i++) l[(size_t)(V - 1 - i)] = (float)(-0.004 * (double)i);  // highest logit last
+    std::vector<double> w((size_t)V);
+    double z = 0;
+    for (int64_t i = 0; i < V; i++) z += w[(size_t)i] = std::exp(-0.004 * (double)i);
+    int64_t keep = 0;
+    double acc = 0;
+    while (acc < 0.9 * z) acc += w[(size_t)keep++];
+    ASSERT_GT(keep, 512);  // the sampler's first two prefixes (64, 512) are too short
+    sampling_params p;
+    p.temperature = 1.0;
+    p.top_p = 0.9;
+    p.seed = 5;
+    const auto f = frequencies(l, p, 4000);
+    double in_first = 0;  // the mass of the 100 most likely tokens, renormalised to the kept ones
+    for (int64_t i = 0; i < 100; i++) in_first += w[(size_t)i] / acc;
+    double got = 0;
+    for (const auto& [id, x] : f) {
+        EXPECT_GE(id, V - keep) << "token " << id << " is past the top-p cut";
+        if (id >= V - 100) got += x;
+    }
+    EXPECT_NEAR(got, in_first, 0.025);  // 5 standard deviations of 4000 draws
+}
+
 TEST(InferSampling, ASeedReproducesItsDraws) {
     sampling_params p;
     p.temperature = 1.0;

@@ -80,7 +80,7 @@ vector<float> block(const vector<float>& m, int64_t rows, int64_t cols, int64_t 
 #define TREX_EXPECT_ENTRY(entry) EXPECT_NE(t.entry, nullptr) << "ref_kernels()." #entry " is null"
 
 TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
-    static_assert(sizeof(kernel_table) == sizeof(const char*) + 53 * sizeof(void (*)()) + sizeof(device_allocator),
+    static_assert(sizeof(kernel_table) == sizeof(const char*) + 54 * sizeof(void (*)()) + sizeof(device_allocator),
                   "kernel_table gained or lost an entry: list it here and set it in kernels/ref/kernel_table.cpp");
     const kernel_table& t = ref_kernels();
     ASSERT_NE(t.name, nullptr);
@@ -91,6 +91,7 @@ TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
     TREX_EXPECT_ENTRY(gemm);
     TREX_EXPECT_ENTRY(syrk);
     TREX_EXPECT_ENTRY(linear_fwd);
+    TREX_EXPECT_ENTRY(linear_fwd_decode);
     TREX_EXPECT_ENTRY(linear_bwd_data);
     TREX_EXPECT_ENTRY(linear_bwd_weight);
     TREX_EXPECT_ENTRY(add_transposed);
@@ -196,6 +197,27 @@ TEST(RefKernelTable, SyrkMatchesCpu) {
                 for (int64_t j = 0; j < i; j++)
                     ASSERT_EQ(Cr[i * ldc + j], Cr[j * ldc + i]) << name << ": not symmetric";
         }
+}
+
+// The decoding GEMM: the reference's result for every row count up to and past 16, and a row's result bitwise the
+// same whatever rows share its call (up to 16).
+TEST(RefKernelTable, LinearFwdDecodeMatchesAndIsRowIndependent) {
+    const int64_t in = 67, out = 131;
+    const vector<float> x = rnd(20 * in, 310), W = rnd(out * in, 311);
+    for (int64_t N : {1, 2, 8, 16, 17, 20})
+        for (bool acc : {false, true}) {
+            const vector<float> y0 = rnd(N * out, 312);
+            vector<float> yc = y0, yr = y0;
+            cpu_table().linear_fwd_decode(yc.data(), x.data(), W.data(), N, in, out, acc);
+            ref_table().linear_fwd_decode(yr.data(), x.data(), W.data(), N, in, out, acc);
+            expect_rel("linear_fwd_decode N=" + std::to_string(N) + (acc ? " accumulate" : ""), yc, yr);
+        }
+    vector<float> alone(out), together(16 * out);
+    cpu_table().linear_fwd_decode(together.data(), x.data(), W.data(), 16, in, out, false);
+    for (int64_t t = 0; t < 16; t++) {
+        cpu_table().linear_fwd_decode(alone.data(), x.data() + t * in, W.data(), 1, in, out, false);
+        for (int64_t o = 0; o < out; o++) ASSERT_EQ(alone[o], together[t * out + o]) << "row " << t << " col " << o;
+    }
 }
 
 // y = x·Wᵀ (+ y), dx = dy·W (+ dx), dW += dyᵀ·x.

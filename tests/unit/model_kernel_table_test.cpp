@@ -24,7 +24,7 @@
 
 namespace {
 
-constexpr int kEntries = 53;
+constexpr int kEntries = 54;
 std::array<long, kEntries> g_calls{};
 std::array<const char*, kEntries> g_names{};
 
@@ -98,6 +98,7 @@ trex::kernel_table counting_table() {
     TREX_COUNTED(50, indexer_target);
     TREX_COUNTED(51, hash_select);
     TREX_COUNTED(52, expert_load);
+    TREX_COUNTED(53, linear_fwd_decode);
     return t;
 }
 
@@ -106,6 +107,11 @@ trex::kernel_table counting_table() {
 bool ep_only(const std::string& name) {
     return name == "moe_build_permutation" || name == "moe_gather_rows" || name == "moe_combine_rows" ||
            name == "moe_route_weight_backward";
+}
+
+// Entries only cached decoding calls (dsv4_model::decode, through decoding_kernels).
+bool decode_only(const std::string& name) {
+    return name == "linear_fwd_decode";
 }
 
 // Entries only the optimizer calls (Muon's Newton-Schulz).
@@ -206,7 +212,9 @@ TEST(KernelTable, ModelCallsEveryKernelThroughItsTableWithBitwiseEqualResults) {
             << "gradients through the table differ (recompute " << recompute << ")";
         for (int i = 0; i < kEntries; i++) {
             const std::string name = g_names[i];
-            if (ep_only(name) || optimizer_only(name) || (name == "gemm_stats_section" && !opts.profile)) continue;
+            if (ep_only(name) || optimizer_only(name) || decode_only(name) ||
+                (name == "gemm_stats_section" && !opts.profile))
+                continue;
             EXPECT_GT(g_calls[i], 0) << name << " was not called through the kernel table (recompute " << recompute
                                      << ")";
         }
@@ -216,6 +224,37 @@ TEST(KernelTable, ModelCallsEveryKernelThroughItsTableWithBitwiseEqualResults) {
 // The model's memory — weight and gradient arenas, the activation arena, the workspace — is allocated through its
 // table's `memory` and nowhere else: after a step the bytes live there are exactly those three, and none after the
 // model is gone. The step's results are those of the default model.
+TEST(KernelTable, DecodingRunsThroughItsTableWithBitwiseEqualResults) {
+    const trex::kernel_table counting = counting_table();
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::dsv4_model plain(cfg), through(cfg, counting);
+    plain.params().init(99, 0.05);
+    through.params().init(99, 0.05);
+    std::vector<int32_t> ids;
+    for (int i = 0; i < 30; i++) ids.push_back(2 + (i * 29) % 250);
+    auto run = [&](trex::dsv4_model& m) {
+        trex::sequence_cache c = trex::sequence_cache::for_model(cfg, false);
+        trex::sequence_cache* seqs[] = {&c};
+        std::vector<float> out, logits;
+        const int64_t prefill[] = {24}, one[] = {1};
+        m.decode(seqs, std::span<const int32_t>(ids.data(), 24), prefill, logits, true);
+        out = logits;
+        for (size_t t = 24; t < ids.size(); t++) {
+            m.decode(seqs, std::span<const int32_t>(ids.data() + t, 1), one, logits, true);
+            out.insert(out.end(), logits.begin(), logits.end());
+        }
+        return out;
+    };
+    g_calls.fill(0);
+    const std::vector<float> a = run(plain);
+    EXPECT_EQ(g_calls[53], 0) << "the default model called the counting table";
+    const std::vector<float> b = run(through);
+    ASSERT_EQ(a.size(), b.size());
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+    EXPECT_GT(g_calls[53], 0) << "decoding did not use linear_fwd_decode";
+    EXPECT_GT(g_calls[23], 0) << "decoding did not call attention_forward through the table";
+}
+
 TEST(KernelTable, ModelMemoryIsAllocatedThroughItsTable) {
     trex::kernel_table counting_memory = trex::cpu_kernels();
     counting_memory.memory = {counting_allocate, counting_release};

@@ -80,7 +80,7 @@ void generator::admit(running& r) {
     r.cache = sequence_cache::for_model(model_.config(), false);
     r.rng = token_rng(r.q.sampling.seed);
     r.res.prompt_tokens = (int64_t)prompt.size();
-    std::vector<float> logits;
+    std::vector<float>& logits = logits_;
     sequence_cache* seq[] = {&r.cache};
     for (size_t at = 0; at < prompt.size(); at += (size_t)opt_.prefill_chunk) {
         const int64_t n = std::min<int64_t>(opt_.prefill_chunk, (int64_t)(prompt.size() - at));
@@ -153,11 +153,10 @@ bool generator::step() {
         ids.push_back(r.next);
     }
     const std::vector<int64_t> counts(active_.size(), 1);
-    std::vector<float> logits;
-    model_.decode(seqs, ids, counts, logits, false);
+    model_.decode(seqs, ids, counts, logits_, false);
     for (size_t b = 0; b < active_.size(); b++) {
         running& r = active_[b];
-        accept(r, sample_token(logits.data() + (int64_t)b * V, V, r.q.sampling, r.rng));
+        accept(r, sample_token(logits_.data() + (int64_t)b * V, V, r.q.sampling, r.rng));
     }
     stats_.decode_tokens += (int64_t)active_.size();
     stats_.decode_steps++;

@@ -87,6 +87,7 @@ class generator {
     size_t next_ticket_ = 0;
     std::vector<running> queued_, active_;
     std::vector<std::pair<size_t, generation_result>> finished_;
+    std::vector<float> logits_;  // the last step's [batch, V], kept: a 129K vocabulary is MBs per step
 };
 
 }  // namespace trex::infer

@@ -26,7 +26,7 @@ double log_sum_exp(const float* logits, int64_t V) {
     return mx + std::log(s);
 }
 
-// Token ids ordered by logit, highest first (ties: lower id first); only the first `n` are ordered.
+// The n highest-logit ids, highest first (ties: lower id first).
 std::vector<int32_t> leading_ids(const float* logits, int64_t V, int64_t n) {
     std::vector<int32_t> ids((size_t)V);
     std::iota(ids.begin(), ids.end(), 0);
@@ -37,25 +37,8 @@ std::vector<int32_t> leading_ids(const float* logits, int64_t V, int64_t n) {
     return ids;
 }
 
-// A draw from softmax(logits / T) restricted to top-k, then top-p.
-int32_t draw(const float* logits, int64_t V, const sampling_params& p, token_rng& rng) {
-    const int64_t k = p.top_k > 0 ? std::min<int64_t>(p.top_k, V) : V;
-    const std::vector<int32_t> ids = leading_ids(logits, V, k);
-    const double mx = logits[ids[0]];
-    std::vector<double> w(ids.size());
-    double z = 0;
-    for (size_t i = 0; i < ids.size(); i++) z += w[i] = std::exp(((double)logits[ids[i]] - mx) / p.temperature);
-    size_t keep = ids.size();
-    if (p.top_p < 1.0) {
-        double acc = 0;
-        for (size_t i = 0; i < ids.size(); i++) {
-            acc += w[i] / z;
-            if (acc >= p.top_p) {
-                keep = i + 1;
-                break;
-            }
-        }
-    }
+// Picks from weights w (in the order of ids) by the cumulative sum reaching u·Σw.
+int32_t pick(const std::vector<int32_t>& ids, const std::vector<double>& w, size_t keep, token_rng& rng) {
     double kept = 0;
     for (size_t i = 0; i < keep; i++) kept += w[i];
     const double u = rng.uniform() * kept;
@@ -65,6 +48,42 @@ int32_t draw(const float* logits, int64_t V, const sampling_params& p, token_rng
         if (u < acc) return ids[i];
     }
     return ids[keep - 1];
+}
+
+// A draw from softmax(logits / T) restricted to top-k, then top-p. The candidates are sorted only as far as the cut
+// needs: top_k of them, or for top-p a growing prefix (64, 512, … ids) until its mass reaches top_p.
+int32_t draw(const float* logits, int64_t V, const sampling_params& p, token_rng& rng) {
+    double mx = logits[0];
+    for (int64_t i = 1; i < V; i++) mx = std::max(mx, (double)logits[i]);
+    auto weight = [&](int32_t id) { return std::exp(((double)logits[id] - mx) / p.temperature); };
+    if (p.top_k == 0 && p.top_p >= 1.0) {  // the whole vocabulary in id order
+        std::vector<int32_t> ids((size_t)V);
+        std::iota(ids.begin(), ids.end(), 0);
+        std::vector<double> w((size_t)V);
+        for (int64_t i = 0; i < V; i++) w[(size_t)i] = weight((int32_t)i);
+        return pick(ids, w, (size_t)V, rng);
+    }
+    const int64_t cap = p.top_k > 0 ? std::min<int64_t>(p.top_k, V) : V;
+    double z = 0;  // the mass of the top_k candidates (all of them without top-k)
+    std::vector<int32_t> ids;
+    if (p.top_k > 0) {
+        ids = leading_ids(logits, V, cap);
+        for (int32_t id : ids) z += weight(id);
+    } else {
+        for (int64_t i = 0; i < V; i++) z += weight((int32_t)i);
+    }
+    for (int64_t n = std::min<int64_t>(64, cap);; n = std::min(cap, n * 8)) {
+        if ((int64_t)ids.size() < n) ids = leading_ids(logits, V, n);
+        std::vector<double> w(ids.size());
+        double acc = 0;
+        size_t keep = 0;
+        for (size_t i = 0; i < ids.size(); i++) {
+            w[i] = weight(ids[i]);
+            acc += w[i];
+            if (keep == 0 && acc >= p.top_p * z) keep = i + 1;
+        }
+        if (keep > 0 || n == cap) return pick(ids, w, keep > 0 ? keep : ids.size(), rng);
+    }
 }
 
 }  // namespace
@@ -94,6 +113,7 @@ double token_logprob(const float* logits, int64_t V, int32_t id) {
 token_choice sample_token(const float* logits, int64_t V, const sampling_params& p, token_rng& rng) {
     token_choice c;
     c.id = p.temperature <= 0 ? argmax(logits, V) : draw(logits, V, p, rng);
+    if (!p.logprobs && p.top_logprobs == 0) return c;
     const double lse = log_sum_exp(logits, V);
     c.logprob = (double)logits[c.id] - lse;
     if (p.top_logprobs > 0)

@@ -3,12 +3,14 @@
 // log-probabilities of the chosen token and of the n most likely ones.
 //
 // Contract:
-// - Greedy (temperature ≤ 0): the highest logit, ties toward the lower id. Otherwise the candidates are sorted by
+// - Greedy (temperature ≤ 0): the highest logit, ties toward the lower id. Otherwise the candidates are ordered by
 //   logit (ties toward the lower id), cut to top_k (0: all), then to the shortest prefix whose probability under
 //   softmax(logits / temperature) reaches top_p, renormalised; one uniform draw from the request's generator picks
-//   one. The same seed and logits give the same tokens on every machine (the draw is splitmix64, the sums double).
-// - Log-probabilities are the model's: log softmax of the raw logits (before temperature, top-k and top-p), in
-//   double, as OpenAI's logprobs report them.
+//   one by the cumulative sum in that order. The same seed and logits give the same tokens on every machine (the
+//   draw is splitmix64, the sums double). Only as many candidates are sorted as the cut needs: a full vocabulary
+//   without top-k and top-p is drawn from in id order (the same distribution), so a 129K vocabulary costs one pass.
+// - Log-probabilities (when asked for: logprobs, or top_logprobs > 0) are the model's: log softmax of the raw logits
+//   (before temperature, top-k and top-p), in double, as OpenAI's logprobs report them. Not asked for, they are 0.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,8 @@ struct sampling_params {
     double top_p = 1.0;        // (0, 1]
     int top_k = 0;             // 0: no cut
     uint64_t seed = 0;         // the request's generator starts from it
-    int top_logprobs = 0;      // how many of the most likely tokens to report with each choice
+    bool logprobs = false;     // report the chosen token's log-probability
+    int top_logprobs = 0;      // how many of the most likely tokens to report with each choice (implies logprobs)
 };
 
 // A request's random stream (splitmix64): reproducible from its seed.

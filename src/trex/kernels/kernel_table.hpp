@@ -33,6 +33,11 @@ struct kernel_table {
                  int64_t ldc) = nullptr;
     void (*linear_fwd)(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
                        bool accumulate) = nullptr;
+    // linear_fwd for the few rows of a decoding step: for N ≤ 16, W is streamed once and every row's dot products are
+    // computed on their own (a row's result does not depend on N or on the other rows: a sequence decodes the same
+    // alone or batched); larger N as linear_fwd. decoding_kernels() puts it in linear_fwd's place.
+    void (*linear_fwd_decode)(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
+                              bool accumulate) = nullptr;
     void (*linear_bwd_data)(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,
                             bool accumulate) = nullptr;
     void (*linear_bwd_weight)(float* dW, const float* dy, const float* x, int64_t N, int64_t in, int64_t out) = nullptr;
@@ -151,6 +156,13 @@ struct kernel_table {
     // ---- memory: where the buffers the entries take live (memory.hpp); last, after the kernels
     device_allocator memory;
 };
+
+// The table cached decoding runs on: `k` with linear_fwd_decode in linear_fwd's place (when the backend has one).
+inline kernel_table decoding_kernels(const kernel_table& k) {
+    kernel_table t = k;
+    if (k.linear_fwd_decode) t.linear_fwd = k.linear_fwd_decode;
+    return t;
+}
 
 // The CPU backend's table (kernels/cpu/kernel_table.cpp): every entry is the kernels/cpu function of its name.
 const kernel_table& cpu_kernels();

@@ -69,21 +69,21 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     opts.backward = false;
     opts.alpha_bal = 0.0;
     opts.lambda_idx = 0.0;
-    const layer_env e{cfg, kernels_, ws_, decode_geo_, batch, opts};
+    const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
     const int64_t rows = all_logits ? N : (int64_t)seqs.size();
     stage_plan plan;
     plan.states = 2 * N * nd;
     plan.head = {rows, d, n, true, false};
     plan.blocks = {decode_block_shape(cfg, N)};
     plan.recompute = true;  // one block's tensors, reused by every block
-    decode_acts_.plan(plan, kernels_.memory);
+    decode_acts_.plan(plan, decode_kernels_.memory);
     float* h = decode_acts_.states.data();
     float* h_next = h + N * nd;
     {
         workspace::scope ws(ws_);
         float* x = ws.floats(N * d);
-        kernels_.embedding_forward(x, ids.data(), params_.w("embed.weight"), N, d);
-        kernels_.broadcast_streams(h, x, N, n, d, false);
+        decode_kernels_.embedding_forward(x, ids.data(), params_.w("embed.weight"), N, d);
+        decode_kernels_.broadcast_streams(h, x, N, n, d, false);
     }
     std::vector<attention_cache*> layer_caches(seqs.size());
     for (int l = 0; l < L; l++) {
@@ -97,13 +97,13 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     if (!all_logits) {
         for (size_t b = 0; b < seqs.size(); b++) {
             const doc_span s = decode_geo_.docs[b];
-            kernels_.copy(h_next + (int64_t)b * nd, h + (s.start + s.len - 1) * nd, nd);
+            decode_kernels_.copy(h_next + (int64_t)b * nd, h + (s.start + s.len - 1) * nd, nd);
         }
         h = h_next;
     }
     batch_geometry head_geo;
     head_geo.N = rows;
-    const layer_env he{cfg, kernels_, ws_, head_geo, batch, opts};
+    const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts};
     head_grad no_grad;
     int64_t n_valid = 0;
     head_.forward(main_head_saved(decode_acts_.head), &n_valid, h, nullptr, 0.0, &logits, no_grad, whead_, he);

@@ -31,7 +31,11 @@ void section_timer::next(const char* name) {
 }
 
 dsv4_model::dsv4_model(const model_config& cfg, const kernel_table& kernels)
-    : params_(cfg, true, true, {}, {}, kernels.memory), head_(params_.cfg), kernels_(kernels), ws_(kernels.memory) {
+    : params_(cfg, true, true, {}, {}, kernels.memory),
+      head_(params_.cfg),
+      kernels_(kernels),
+      decode_kernels_(decoding_kernels(kernels)),
+      ws_(kernels.memory) {
     for (int l = 0; l < cfg.n_layers(); l++) blocks_.emplace_back(params_.cfg, l);
     if (cfg.has_mtp()) mtp_ = std::make_unique<mtp_block>(params_.cfg);
     bind_weights();

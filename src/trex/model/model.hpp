@@ -140,6 +140,7 @@ class dsv4_model {
     step_profile* prof_ = nullptr;  // &profile_ while profiling (step_options::profile)
     step_profile profile_;          // sections of the running step (cleared by a first-stage forward)
     const kernel_table& kernels_;
+    const kernel_table decode_kernels_;  // decoding_kernels(kernels_): what decode() runs on
     expert_dispatcher* dispatcher_ = nullptr;
     tensor_parallel* tp_ = nullptr;
     param_store::holds_fn holds_;  // hold_only's predicate (empty: every tensor)

@@ -1,5 +1,7 @@
 #include "trex/kernels/cpu/gemm.hpp"
 
+#include <immintrin.h>
+
 #include <oneapi/dnnl/dnnl.h>
 
 #include <omp.h>
@@ -108,6 +110,101 @@ void syrk(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float 
 
 void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
     gemm(false, true, N, out, in, 1.0f, x, in, W, in, accumulate ? 1.0f : 0.0f, y, out);
+}
+
+namespace {
+
+#ifdef __AVX512F__
+// (GCC 12 reports the intrinsic _mm512_reduce_add_ps's deliberately undefined upper half as uninitialised.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// y[t, o] (+)= x_t · W_o for RO rows of W and RT rows of x: RO·RT accumulators of 16 lanes over `in`, the tail
+// masked. Each accumulator sees only its own x row and W row, in the same order whatever is grouped with it. The
+// next RO rows of W are prefetched as these stream (measured on the 129K-row head at N = 8: 16.9 → 12.6 ms).
+template <int RO, int RT>
+void dots_avx512(float* y, const float* x, const float* W, int64_t in, int64_t out, int64_t o, int64_t t,
+                 bool accumulate) {
+    __m512 acc[RO][RT];
+    for (int r = 0; r < RO; r++)
+        for (int c = 0; c < RT; c++) acc[r][c] = _mm512_setzero_ps();
+    const bool prefetch = o + 2 * RO <= out;
+    auto step = [&](int64_t i, __mmask16 m) {
+        __m512 w[RO];
+        for (int r = 0; r < RO; r++) {
+            w[r] = _mm512_maskz_loadu_ps(m, W + (o + r) * in + i);
+            if (prefetch) _mm_prefetch((const char*)(W + (o + RO + r) * in + i), _MM_HINT_T0);
+        }
+        for (int c = 0; c < RT; c++) {
+            const __m512 xv = _mm512_maskz_loadu_ps(m, x + (t + c) * in + i);
+            for (int r = 0; r < RO; r++) acc[r][c] = _mm512_fmadd_ps(w[r], xv, acc[r][c]);
+        }
+    };
+    int64_t i = 0;
+    for (; i + 16 <= in; i += 16) step(i, (__mmask16)0xFFFF);
+    if (i < in) step(i, (__mmask16)((1u << (in - i)) - 1));
+    for (int r = 0; r < RO; r++)
+        for (int c = 0; c < RT; c++) {
+            float& dst = y[(t + c) * out + o + r];
+            const float v = _mm512_reduce_add_ps(acc[r][c]);
+            dst = accumulate ? dst + v : v;
+        }
+}
+
+// RO W rows against every x row, 4 at a time
+template <int RO>
+void rows_avx512(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, int64_t o,
+                 bool accumulate) {
+    int64_t t = 0;
+    for (; t + 4 <= N; t += 4) dots_avx512<RO, 4>(y, x, W, in, out, o, t, accumulate);
+    switch (N - t) {
+        case 3:
+            dots_avx512<RO, 3>(y, x, W, in, out, o, t, accumulate);
+            break;
+        case 2:
+            dots_avx512<RO, 2>(y, x, W, in, out, o, t, accumulate);
+            break;
+        case 1:
+            dots_avx512<RO, 1>(y, x, W, in, out, o, t, accumulate);
+            break;
+        default:
+            break;
+    }
+}
+#endif
+
+// W rows [o0, o1) against the N rows of x, each dot product on its own
+void decode_rows_block(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, int64_t o0,
+                       int64_t o1, bool accumulate) {
+#ifdef __AVX512F__
+    int64_t o = o0;
+    for (; o + 4 <= o1; o += 4) rows_avx512<4>(y, x, W, N, in, out, o, accumulate);
+    for (; o < o1; o++) rows_avx512<1>(y, x, W, N, in, out, o, accumulate);
+#else
+    for (int64_t o = o0; o < o1; o++)
+        for (int64_t t = 0; t < N; t++) {
+            const float* w = W + o * in;
+            const float* xt = x + t * in;
+            float acc = 0.0f;
+#pragma omp simd reduction(+ : acc)
+            for (int64_t i = 0; i < in; i++) acc += xt[i] * w[i];
+            y[t * out + o] = accumulate ? y[t * out + o] + acc : acc;
+        }
+#endif
+}
+
+}  // namespace
+
+// Blocks of W rows per thread; each W row is read from memory once and dotted with the N rows of x (in cache).
+void linear_fwd_decode(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
+    if (N > decode_rows) {
+        linear_fwd(y, x, W, N, in, out, accumulate);
+        return;
+    }
+    constexpr int64_t block = 64;  // W rows per task
+#pragma omp parallel for schedule(static)
+    for (int64_t o0 = 0; o0 < out; o0 += block)
+        decode_rows_block(y, x, W, N, in, out, o0, std::min(out, o0 + block), accumulate);
 }
 
 void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {

@@ -39,6 +39,11 @@ void syrk(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float 
 // Helpers in the Linear (W [out,in]) convention.
 // y[N,out] = x[N,in]·Wᵀ (+ y when accumulate)
 void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate = false);
+// The same for a decoding step's few rows (kernel_table::linear_fwd_decode): N ≤ decode_rows streams W once with every
+// row's dot products computed alone (row-independent results); more rows go to linear_fwd.
+constexpr int64_t decode_rows = 16;
+void linear_fwd_decode(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
+                       bool accumulate = false);
 // dx[N,in] = dy[N,out]·W (+ dx when accumulate)
 void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,
                      bool accumulate = false);

@@ -15,6 +15,7 @@ kernel_table make_cpu_kernels() {
     t.gemm = cpu::gemm;
     t.syrk = cpu::syrk;
     t.linear_fwd = cpu::linear_fwd;
+    t.linear_fwd_decode = cpu::linear_fwd_decode;
     t.linear_bwd_data = cpu::linear_bwd_data;
     t.linear_bwd_weight = cpu::linear_bwd_weight;
     t.add_transposed = cpu::add_transposed;

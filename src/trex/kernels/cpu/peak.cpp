@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -65,6 +66,46 @@ __attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
 }
 
 }  // namespace
+
+bandwidth_measurement measure_read_bandwidth(double bytes, int reps) {
+    bandwidth_measurement bm;
+    if (bytes <= 0) bytes = std::clamp(4 * last_level_cache_bytes(), 512.0 * (1 << 20), 4096.0 * (1 << 20));
+    const int64_t n = (int64_t)(bytes / sizeof(float));
+    std::vector<float> a((size_t)n);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) a[(size_t)i] = (float)(i & 7);  // first touch by the thread that reads it
+    bm.threads = omp_get_max_threads();
+    bm.bytes = (double)n * sizeof(float);
+    volatile float sink = 0;
+    constexpr int64_t kLanes = 64;  // independent partial sums: the loop waits on memory, not on one add chain
+    for (int rep = 0; rep < reps; rep++) {
+        const double t0 = now_seconds();
+        float total = 0;
+#pragma omp parallel reduction(+ : total)
+        {
+            float acc[kLanes] = {};
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < n / kLanes; b++) {
+                const float* p = a.data() + b * kLanes;
+#pragma omp simd
+                for (int64_t j = 0; j < kLanes; j++) acc[j] += p[j];
+            }
+            for (float x : acc) total += x;
+        }
+        const double dt = now_seconds() - t0;
+        sink = sink + total;
+        bm.gbps = std::max(bm.gbps, (double)(n / kLanes * kLanes) * sizeof(float) / dt / 1e9);
+    }
+    return bm;
+}
+
+double last_level_cache_bytes() {
+    for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+        const long v = sysconf(name);
+        if (v > 0) return (double)v;
+    }
+    return 0;
+}
 
 peak_measurement measure_fma_peak(double seconds) {
     peak_measurement pm;

@@ -1,4 +1,5 @@
-// Measured compute peaks of this machine, the denominators of our MFU figures.
+// Measured compute peaks and memory bandwidth of this machine, the denominators of our MFU and decoding-bound
+// figures.
 #pragma once
 
 #include <string>
@@ -15,6 +16,18 @@ struct peak_measurement {
 peak_measurement measure_fma_peak(double seconds = 0.3);
 // oneDNN sgemm on a large square problem (a practical ceiling for the GEMM-bound parts).
 peak_measurement measure_sgemm_peak(int n = 2048, int reps = 3);
+
+// Memory read bandwidth (GB/s = 1e9 bytes/s): every OpenMP thread sums its share of an array far larger than the
+// last-level cache (bytes = 0: 4× the cache, at least 512 MiB, at most 4 GiB); best of the repetitions. The rate at
+// which decoding can stream weights and caches from DRAM.
+struct bandwidth_measurement {
+    double gbps = 0;
+    int threads = 0;
+    double bytes = 0;  // array size
+};
+bandwidth_measurement measure_read_bandwidth(double bytes = 0, int reps = 5);
+// The last-level cache in bytes (sysconf; 0 when the system does not say).
+double last_level_cache_bytes();
 
 // The FMA peak is the denominator of every MFU: it must be at least what real GEMMs reach on the same machine. When
 // `achieved_gflops` (sgemm, or the GEMMs of a profiled step) exceeds the peak by more than 5 %, the peak is measured

@@ -354,6 +354,7 @@ kernel_table make_ref_kernels() {
     t.gemm = gemm;
     t.syrk = syrk;
     t.linear_fwd = linear_fwd;
+    t.linear_fwd_decode = linear_fwd;  // plain loops: every row on its own already
     t.linear_bwd_data = linear_bwd_data;
     t.linear_bwd_weight = linear_bwd_weight;
     t.add_transposed = add_transposed;
