@@ -4,7 +4,8 @@
 //                 (--prompt TEXT | --messages F.jsonl | --prompt-ids "1 2 3")
 //                 [--raw] [--chat-mode] [--system TEXT]
 //                 [--max-tokens N] [--temperature T] [--top-p P] [--top-k K] [--seed S] [--stop S]... [--stop-id N]...
-//                 [--logprobs N] [--batch B] [--max-context N] [--prefill-chunk N] [--output F.jsonl] [--json]
+//                 [--logprobs N] [--batch B] [--max-context N] [--prefill-chunk N] [--speculative mtp]
+//                 [--output F.jsonl] [--json]
 //
 // DIR: a `trex train` run directory or checkpoint, or an HF release-layout directory (io/model_loader.hpp). The
 // tokenizer is --tokenizer or DIR/tokenizer.json. --prompt is one conversation turn in the DeepSeek-V4 chat encoding
@@ -15,6 +16,8 @@
 // completion_tokens, tokens[, logprobs]} to --output or stdout. --prompt-ids: token ids, no tokenizer needed.
 // Generation stops at the tokenizer's end of sentence (or the config's eos id), a --stop string or --stop-id,
 // --max-tokens, or --max-context tokens of prompt + output. Per-request seeds: --seed + the line index.
+// --speculative mtp: the model's MTP module drafts each next token and the main model verifies it in the same step
+// (greedy output identical to plain decoding; sampling keeps the target distribution); the acceptance goes to stderr.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -42,7 +45,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct generate_cli_options {
-    std::string checkpoint, config, tokenizer, prompt, messages, prompt_ids, system, output;
+    std::string checkpoint, config, tokenizer, prompt, messages, prompt_ids, system, output, speculative;
     bool raw = false, chat_mode = false, json = false, allow_nonfinite = false;
     int64_t max_tokens = 256, batch = 8, max_context = 4096, prefill_chunk = 512;
     double temperature = 0.0, top_p = 1.0;
@@ -230,6 +233,7 @@ void run_generate(const generate_cli_options& o) {
     go.max_batch = o.batch;
     go.max_context = o.max_context;
     go.prefill_chunk = o.prefill_chunk;
+    go.speculative = o.speculative == "mtp";
     if (codec) go.detokenize = [&](std::span<const int32_t> ids) { return codec->decode({ids.begin(), ids.end()}); };
     infer::generator gen(model, go);
 
@@ -253,6 +257,7 @@ void run_generate(const generate_cli_options& o) {
         j["checkpoint"] = loaded.dir;
         j["prefill_tokens_per_s"] = st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0;
         j["decode_tokens_per_s"] = st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0;
+        if (go.speculative) j["mtp_acceptance"] = st.acceptance();
         std::printf("%s\n", dump_line(j).c_str());
     } else {
         std::string out;
@@ -263,6 +268,9 @@ void run_generate(const generate_cli_options& o) {
         else
             write_file_atomic(o.output, out);
     }
+    if (go.speculative)
+        std::fprintf(stderr, "generate: MTP drafts accepted %lld of %lld (%.3f)\n", (long long)st.accepted,
+                     (long long)st.drafted, st.acceptance());
     std::fprintf(
         stderr,
         "generate: %lld prompt tokens in %.2f s (%.1f tok/s), %lld new tokens in %.2f s (%.1f tok/s, %lld steps)\n",
@@ -304,6 +312,8 @@ void register_generate(CLI::App& app) {
     g->add_option("--prefill-chunk", o->prefill_chunk, "prompt tokens per prefill call")
         ->check(CLI::Range(1, 1 << 20))
         ->capture_default_str();
+    g->add_option("--speculative", o->speculative, "mtp: the MTP module drafts the next token, the model verifies it")
+        ->check(CLI::IsMember({"mtp"}));
     g->add_option("--output", o->output, "--messages: JSONL results file (default stdout)");
     g->add_flag("--json", o->json, "--prompt / --prompt-ids: one JSON object instead of streamed text");
     g->add_flag("--allow-nonfinite", o->allow_nonfinite, "HF layout: import NaN / inf weights instead of refusing");

@@ -2,7 +2,7 @@
 # trex generate from the command line, on checkpoints nobody wrote by hand: a v4-tiny model written in the HF release
 # layout by `trex convert --init`, and a `trex train` run directory. Checks: greedy tokens are the argmax of the full
 # forward at every position (`trex score --per-token` over prompt + output: an independent path through the
-# training forward); a JSONL batch decoded together equals each request alone; seeded sampling repeats and another
+# training forward); --speculative mtp gives the same greedy tokens; a JSONL batch decoded together equals each request alone; seeded sampling repeats and another
 # seed differs; text prompts through a DeepSeek-V4-format tokenizer stream and stop; bad input (missing or
 # truncated checkpoint, a tokenizer wider than the model, an id outside the vocabulary, a malformed JSONL line, text
 # without a tokenizer) is a one-line error with a non-zero exit.
@@ -32,6 +32,16 @@ g, s, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.ar
 pred = s["sequences"][0]["predicted"]  # argmax of the full forward after each position
 assert pred[n - 1:] == g["tokens"][:len(pred) - n + 1], (pred[n - 1:], g["tokens"])
 PY
+
+# MTP speculative decoding: the same greedy tokens
+"$trex" generate --checkpoint "$work/hf" --prompt-ids "$prompt" --max-tokens 40 --speculative mtp --json \
+  > "$work/spec.json" 2> "$work/spec.err"
+python3 -c "
+import json,sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a['tokens'] == b['tokens'], (a['tokens'], b['tokens'])
+assert 0 <= b['mtp_acceptance'] <= 1" "$work/greedy.json" "$work/spec.json"
+grep -q "MTP drafts accepted" "$work/spec.err" || fail "no acceptance line"
 
 # seeded sampling repeats; another seed differs
 for seed in 1 2; do

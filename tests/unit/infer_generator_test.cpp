@@ -120,7 +120,7 @@ TEST(InferGenerator, StopIdsStringsLengthAndContext) {
     generator_options o;
     o.detokenize = [](std::span<const int32_t> ids) {
         std::string s;
-        for (int32_t id : ids) s += "<" + std::to_string(id) + ">";
+        for (int32_t id : ids) s.append("<").append(std::to_string(id)).append(">");
         return s;
     };
     const auto free_run = generator(f.model, o).run({q})[0].tokens;
@@ -148,6 +148,74 @@ TEST(InferGenerator, StopIdsStringsLengthAndContext) {
     EXPECT_EQ(r.finish, "length");
     EXPECT_EQ(r.tokens.size(), 4u);
     EXPECT_EQ(r.tokens, std::vector<int32_t>(free_run.begin(), free_run.begin() + 4));
+}
+
+// Requests of several prompt lengths (the drafts cross the window, CSA and HCA boundaries at different steps).
+std::vector<generation_request> spec_requests(double temperature) {
+    std::vector<generation_request> qs;
+    for (int i = 0; i < 5; i++) {
+        generation_request q;
+        q.prompt = prompt_of(1 + 7 * i, 3 + i);
+        q.max_tokens = 25;
+        q.sampling.temperature = temperature;
+        q.sampling.seed = 40 + (uint64_t)i;
+        qs.push_back(q);
+    }
+    return qs;
+}
+
+TEST(InferGenerator, SpeculativeGreedyEqualsPlainGreedyWithMtpDrafts) {
+    fixture f;
+    const auto qs = spec_requests(0.0);
+    generator_options plain;
+    plain.max_batch = 3;
+    const auto want = generator(f.model, plain).run(qs);
+    generator_options spec = plain;
+    spec.speculative = true;
+    generator g(f.model, spec);
+    const auto got = g.run(qs);
+    for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(got[i].tokens, want[i].tokens) << "request " << i;
+    EXPECT_GT(g.stats().drafted, 0);
+    RecordProperty("mtp_acceptance", std::to_string(g.stats().acceptance()));
+}
+
+TEST(InferGenerator, SpeculativeAcceptedAndRejectedDraftsKeepTheGreedyOutput) {
+    // a drafter that knows the plain greedy output and is wrong every third draft: both verification paths run, the
+    // output is the plain one, and the acceptance is what the drafter's hit rate makes it
+    fixture f;
+    const auto qs = spec_requests(0.0);
+    const auto want = generator(f.model, generator_options{}).run(qs);
+    generator_options spec;
+    spec.max_batch = 4;
+    spec.speculative = true;
+    int64_t calls = 0;
+    spec.drafter = [&](size_t ticket, std::span<const int32_t> emitted) {
+        const auto& w = want[ticket].tokens;
+        const int32_t truth = emitted.size() < w.size() ? w[emitted.size()] : 0;
+        return ++calls % 3 == 0 ? (truth + 1) % 256 : truth;
+    };
+    generator g(f.model, spec);
+    const auto got = g.run(qs);
+    for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(got[i].tokens, want[i].tokens) << "request " << i;
+    EXPECT_GT(g.stats().accepted, 0);
+    EXPECT_LT(g.stats().accepted, g.stats().drafted);
+    EXPECT_NEAR(g.stats().acceptance(), 2.0 / 3.0, 0.15);
+    EXPECT_LT(g.stats().decode_steps, 5 * 24);  // fewer steps than tokens: accepted drafts emit two
+}
+
+TEST(InferGenerator, SpeculativeSamplingIsSeededAndStaysInTheTargetSupport) {
+    // with sampling, the speculative tokens are reproducible from the seeds, and a top-k of 1 (a one-point target)
+    // makes them the greedy ones whatever the drafts
+    fixture f;
+    auto qs = spec_requests(0.9);
+    generator_options spec;
+    spec.speculative = true;
+    const auto a = generator(f.model, spec).run(qs), b = generator(f.model, spec).run(qs);
+    for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(a[i].tokens, b[i].tokens);
+    for (auto& q : qs) q.sampling.top_k = 1;
+    const auto greedy = generator(f.model, generator_options{}).run(spec_requests(0.0));
+    const auto one_point = generator(f.model, spec).run(qs);
+    for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(one_point[i].tokens, greedy[i].tokens) << "request " << i;
 }
 
 TEST(InferGenerator, BadRequestsAreErrorsBeforeAnythingRuns) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <span>
 #include <vector>
@@ -200,6 +201,85 @@ TEST(ModelDecode, CacheSizeIsTheFormula) {
         EXPECT_EQ(grows, want.window + want.compressed + want.indexer) << S << " tokens";
         EXPECT_LE(pending, want.pending) << S << " tokens";  // the formula's is the most a partial block keeps
         EXPECT_EQ((double)cache.bytes(), 4 * (grows + pending)) << S << " tokens";
+    }
+}
+
+// [S, V] MTP logits of the training forward (position t: h_L(t) and mtp_ids[t]).
+std::vector<float> forward_mtp_logits(trex::dsv4_model& m, const std::vector<int32_t>& ids,
+                                      const std::vector<int32_t>& mtp_ids) {
+    const int64_t S = (int64_t)ids.size();
+    std::vector<int32_t> labels((size_t)S, -1);
+    trex::batch_view b;
+    b.B = 1;
+    b.S = S;
+    b.input_ids = ids.data();
+    b.labels = labels.data();
+    b.mtp_input_ids = mtp_ids.data();
+    trex::step_options o;
+    o.backward = false;
+    o.keep_logits = true;
+    m.step(b, o);
+    return m.mtp_logits();
+}
+
+TEST(ModelDecode, MtpOverItsCacheEqualsTheForwardsMtpLogits) {
+    const trex::model_config cfg = micro();
+    ASSERT_TRUE(cfg.has_mtp());
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t S = 40, V = cfg.vocab_size, nd = (int64_t)cfg.hc_mult * cfg.hidden_size;
+    const std::vector<int32_t> ids = random_tokens(S, V, 21);
+    std::vector<int32_t> next(ids.begin() + 1, ids.end());
+    next.push_back(5);
+    const std::vector<float> want = forward_mtp_logits(m, ids, next);
+    for (int64_t chunk : {1, 7, 40}) {
+        trex::sequence_cache cache = trex::sequence_cache::for_model(cfg, true);
+        ASSERT_EQ((int)cache.layers.size(), cfg.n_layers() + 1);
+        trex::sequence_cache* seqs[] = {&cache};
+        std::vector<float> logits, states, got;
+        for (int64_t t0 = 0; t0 < S; t0 += chunk) {
+            const int64_t n = std::min(chunk, S - t0);
+            const int64_t counts[] = {n};
+            m.decode(seqs, std::span<const int32_t>(ids.data() + t0, (size_t)n), counts, logits, false, &states);
+            ASSERT_EQ((int64_t)states.size(), n * nd);
+            m.decode_mtp(seqs, states, std::span<const int32_t>(next.data() + t0, (size_t)n), counts, logits, true);
+            got.insert(got.end(), logits.begin(), logits.end());
+        }
+        double worst = 0;
+        for (int64_t t = 0; t < S; t++) worst = std::max(worst, row_error(got.data() + t * V, want.data() + t * V, V));
+        EXPECT_LE(worst, kTol) << "chunks of " << chunk;
+        EXPECT_EQ(cache.layers[(size_t)cfg.n_layers()].len, S);
+    }
+}
+
+TEST(ModelDecode, RewindRestoresTheCacheBitwise) {
+    // tokens appended and rewound leave the cache as if they never came: the next tokens decode bitwise as on a
+    // cache that never saw them — at every prompt length, so that the two rewound tokens cross the window's wrap and
+    // complete CSA (4) and HCA (8) blocks
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t V = cfg.vocab_size;
+    const std::vector<int32_t> ids = random_tokens(40, V, 31);
+    const int32_t wrong[] = {7, 9}, right[] = {11, 13};
+    const int64_t two[] = {2};
+    for (int64_t P = 1; P <= 30; P++) {
+        trex::sequence_cache a = empty_cache(cfg), b = empty_cache(cfg);
+        trex::sequence_cache* sa[] = {&a};
+        trex::sequence_cache* sb[] = {&b};
+        std::vector<float> la, lb;
+        const int64_t np[] = {P};
+        m.decode(sa, std::span<const int32_t>(ids.data(), (size_t)P), np, la);
+        m.decode(sb, std::span<const int32_t>(ids.data(), (size_t)P), np, lb);
+        const trex::sequence_cache::mark_t mark = a.mark(cfg.n_layers(), 2, cfg.head_dim);
+        m.decode(sa, wrong, two, la);
+        a.rewind(mark, cfg.head_dim);
+        EXPECT_EQ(a.len, P);
+        EXPECT_EQ(a.bytes(), b.bytes()) << "prompt " << P;
+        m.decode(sa, right, two, la, true);
+        m.decode(sb, right, two, lb, true);
+        ASSERT_EQ(la.size(), lb.size());
+        EXPECT_EQ(0, std::memcmp(la.data(), lb.data(), la.size() * sizeof(float))) << "prompt " << P;
     }
 }
 

@@ -67,6 +67,21 @@ TEST(BenchGenerate, RatesTheBoundAndTheCacheParity) {
     EXPECT_FALSE(j.contains("ratio_vs_peer"));
 }
 
+TEST(BenchGenerate, SpeculativeDecodingIsTimedAndGivesThePlainTokens) {
+    micro_model mm;
+    auto o = small();
+    o.speculative = true;
+    const auto r = trex::bench::run_bench_generate(mm.m, "micro", o);
+    ASSERT_TRUE(r.has_speculative);
+    EXPECT_TRUE(r.speculative_identical);
+    EXPECT_GE(r.mtp_acceptance, 0.0);
+    EXPECT_LE(r.mtp_acceptance, 1.0);
+    EXPECT_NEAR(r.speculative_speedup, r.speculative_decode_tokens_per_s / r.decode_tokens_per_s_batch1, 1e-9);
+    const nlohmann::json j = trex::bench::bench_generate_json(r);
+    for (const char* k : {"mtp_acceptance", "speculative_decode_tokens_per_s", "speculative_speedup"})
+        EXPECT_TRUE(j.contains(k)) << k;
+}
+
 TEST(BenchGenerate, PeerTokensAreComparedOneByOne) {
     micro_model mm;
     const auto plain = trex::bench::run_bench_generate(mm.m, "micro", small());

@@ -214,6 +214,17 @@ bench_generate_result run_bench_generate(dsv4_model& model, const std::string& m
     infer::generator one(model, gen_options(opt, 1));
     r.greedy_tokens = one.run(greedy_requests({prompts[0]}, opt.new_tokens))[0].tokens;
     r.decode_tokens_per_s_batch1 = (double)one.stats().decode_tokens / one.stats().decode_seconds;
+    if (opt.speculative) {
+        auto g = gen_options(opt, 1);
+        g.speculative = true;
+        infer::generator spec(model, g);
+        const std::vector<int32_t> tokens = spec.run(greedy_requests({prompts[0]}, opt.new_tokens))[0].tokens;
+        r.has_speculative = true;
+        r.speculative_identical = tokens == r.greedy_tokens;
+        r.speculative_decode_tokens_per_s = (double)spec.stats().decode_tokens / spec.stats().decode_seconds;
+        r.speculative_speedup = r.speculative_decode_tokens_per_s / r.decode_tokens_per_s_batch1;
+        r.mtp_acceptance = spec.stats().acceptance();
+    }
     // the batch
     infer::generator many(model, gen_options(opt, opt.batch));
     const auto outs = many.run(greedy_requests(prompts, opt.new_tokens));
@@ -260,6 +271,12 @@ nlohmann::json bench_generate_json(const bench_generate_result& r) {
     j["bandwidth_bound_tokens_per_s_batch"] = r.bandwidth_bound_tokens_per_s_batch;
     j["bound_batch_speedup"] = r.bound_batch_speedup;
     j["cache_parity_max_rel"] = r.cache_parity_max_rel;
+    if (r.has_speculative) {
+        j["speculative_decode_tokens_per_s"] = r.speculative_decode_tokens_per_s;
+        j["speculative_speedup"] = r.speculative_speedup;
+        j["mtp_acceptance"] = r.mtp_acceptance;
+        j["speculative_identical"] = r.speculative_identical;
+    }
     if (r.has_peer) {
         j["peer_decode_tokens_per_s"] = r.peer_decode_tokens_per_s;
         j["peer_prefill_tokens_per_s"] = r.peer_prefill_tokens_per_s;
@@ -293,6 +310,12 @@ std::string format_bench_generate(const bench_generate_result& r) {
         "  bound batch {:<3}  {:10.1f} tokens/s: {:.2f}x the batch-1 bound (expected distinct experts per "
         "MoE layer under uniform routing)\n",
         r.decode_batch, r.bandwidth_bound_tokens_per_s_batch, r.bound_batch_speedup);
+    if (r.has_speculative)
+        s += fmt::format(
+            "  speculative      {:10.1f} tokens/s at batch 1 with MTP drafts ({:.2f}x plain), acceptance "
+            "{:.3f}, output {} the plain greedy one\n",
+            r.speculative_decode_tokens_per_s, r.speculative_speedup, r.mtp_acceptance,
+            r.speculative_identical ? "identical to" : "DIFFERENT from");
     s += fmt::format("  cache parity     decode logits vs the full forward: max rel {:.2e}\n", r.cache_parity_max_rel);
     if (r.has_peer)
         s += fmt::format(

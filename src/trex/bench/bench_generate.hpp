@@ -26,6 +26,7 @@ struct bench_generate_options {
     std::string python;       // "" = <source>/.venv/bin/python
     std::string peer_script;  // "" = <source>/tests/reference/peer_generate.py
     std::string peer_threads = "auto";
+    bool speculative = false;  // also time MTP speculative decoding at batch 1 (greedy, against plain)
 };
 
 struct bench_generate_result {
@@ -49,6 +50,10 @@ struct bench_generate_result {
     double bandwidth_bound_tokens_per_s_batch = 0, bound_batch_speedup = 0;
     double cache_parity_max_rel = 0;     // max over positions of max|decode − forward| / max|forward| per logits row
     std::vector<int32_t> greedy_tokens;  // batch-1 greedy output (compared with the peer's)
+    // --speculative: batch-1 greedy decoding with MTP drafts
+    bool has_speculative = false;
+    double speculative_decode_tokens_per_s = 0, speculative_speedup = 0, mtp_acceptance = 0;
+    bool speculative_identical = false;  // its tokens are the plain greedy ones
     // peer
     bool has_peer = false;
     double peer_decode_tokens_per_s = 0, peer_prefill_tokens_per_s = 0;

@@ -32,7 +32,9 @@ struct generator::running {
     sequence_cache cache;
     token_rng rng{0};
     generation_result res;
-    int32_t next = -1;  // the chosen token, fed at the next step
+    int32_t next = -1;              // the chosen token, fed at the next step
+    int32_t drafted = -1;           // speculative: the MTP module's guess of the token after `next`
+    std::vector<float> tail_state;  // speculative: the final state of the last position fed (its MTP input)
     bool done = false;
 };
 
@@ -40,6 +42,8 @@ generator::generator(dsv4_model& model, generator_options opt) : model_(model), 
     TREX_CHECK(opt_.max_batch >= 1, "generate: max_batch {} must be ≥ 1", opt_.max_batch);
     TREX_CHECK(opt_.prefill_chunk >= 1, "generate: prefill_chunk {} must be ≥ 1", opt_.prefill_chunk);
     TREX_CHECK(opt_.max_context >= 2, "generate: max_context {} must be ≥ 2", opt_.max_context);
+    TREX_CHECK(!opt_.speculative || opt_.drafter || model_.config().has_mtp(),
+               "generate: speculative decoding needs the model's MTP module (num_nextn_predict_layers = 0)");
 }
 
 generator::~generator() = default;
@@ -77,19 +81,67 @@ std::vector<std::pair<size_t, generation_result>> generator::take_finished() {
 void generator::admit(running& r) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<int32_t>& prompt = r.q.prompt;
-    r.cache = sequence_cache::for_model(model_.config(), false);
+    const int64_t nd = (int64_t)model_.config().hc_mult * model_.config().hidden_size;
+    const bool mtp = opt_.speculative && !opt_.drafter;  // the MTP module drafts
+    r.cache = sequence_cache::for_model(model_.config(), mtp);
     r.rng = token_rng(r.q.sampling.seed);
     r.res.prompt_tokens = (int64_t)prompt.size();
     std::vector<float>& logits = logits_;
     sequence_cache* seq[] = {&r.cache};
+    std::vector<float> states, mtp_logits;
     for (size_t at = 0; at < prompt.size(); at += (size_t)opt_.prefill_chunk) {
         const int64_t n = std::min<int64_t>(opt_.prefill_chunk, (int64_t)(prompt.size() - at));
         const int64_t counts[] = {n};
-        model_.decode(seq, std::span<const int32_t>(prompt.data() + at, (size_t)n), counts, logits, false);
+        model_.decode(seq, std::span<const int32_t>(prompt.data() + at, (size_t)n), counts, logits, false,
+                      mtp ? &states : nullptr);
+        if (!mtp) continue;
+        // the MTP module over the chunk's positions but its last (whose next token comes with the next chunk)
+        if (!r.tail_state.empty()) states.insert(states.begin(), r.tail_state.begin(), r.tail_state.end());
+        const int64_t first = (int64_t)at - (r.tail_state.empty() ? 0 : 1), known = (int64_t)at + n - 1 - first;
+        if (known > 0) {
+            const int64_t mcounts[] = {known};
+            model_.decode_mtp(seq, std::span<const float>(states.data(), (size_t)(known * nd)),
+                              std::span<const int32_t>(prompt.data() + first + 1, (size_t)known), mcounts, mtp_logits);
+        }
+        r.tail_state.assign(states.end() - nd, states.end());
     }
     stats_.prefill_tokens += (int64_t)prompt.size();
     stats_.prefill_seconds += seconds_since(t0);
-    accept(r, sample_token(logits.data(), model_.config().vocab_size, r.q.sampling, r.rng));
+    if (accept(r, sample_token(logits.data(), model_.config().vocab_size, r.q.sampling, r.rng)) || !opt_.speculative)
+        return;
+    std::vector<running*> rs{&r};
+    std::vector<std::vector<float>> st{r.tail_state};
+    std::vector<std::vector<int32_t>> nx{{r.next}};
+    draft(rs, st, nx);
+}
+
+// rs[i]'s MTP positions: states[i] (their final states, one after another) with next[i] (the tokens after them);
+// the last logits of each give rs[i]->drafted, and rs[i]->tail_state is cleared (every fed position has run).
+void generator::draft(std::vector<running*>& rs, std::vector<std::vector<float>>& states,
+                      std::vector<std::vector<int32_t>>& next) {
+    if (opt_.drafter) {
+        for (running* r : rs) r->drafted = opt_.drafter(r->ticket, r->res.tokens);
+        return;
+    }
+    std::vector<sequence_cache*> seqs;
+    std::vector<float> h;
+    std::vector<int32_t> ids;
+    std::vector<int64_t> counts;
+    for (size_t i = 0; i < rs.size(); i++) {
+        seqs.push_back(&rs[i]->cache);
+        h.insert(h.end(), states[i].begin(), states[i].end());
+        ids.insert(ids.end(), next[i].begin(), next[i].end());
+        counts.push_back((int64_t)next[i].size());
+    }
+    std::vector<float> logits;
+    model_.decode_mtp(seqs, h, ids, counts, logits);
+    const int64_t V = model_.config().vocab_size;
+    sampling_params greedy;
+    token_rng unused(0);
+    for (size_t i = 0; i < rs.size(); i++) {
+        rs[i]->drafted = sample_token(logits.data() + (int64_t)i * V, V, greedy, unused).id;
+        rs[i]->tail_state.clear();
+    }
 }
 
 // Emits a chosen token unless it stops the request; returns whether the request is finished.
@@ -113,7 +165,9 @@ bool generator::accept(running& r, const token_choice& c) {
             return r.done = true;
         }
     }
-    if ((int64_t)r.res.tokens.size() >= q.max_tokens || r.cache.len + 1 >= opt_.max_context) {
+    // prompt + output tokens: the context the next token would need (independent of how far the caches ran ahead)
+    if ((int64_t)r.res.tokens.size() >= q.max_tokens ||
+        r.res.prompt_tokens + (int64_t)r.res.tokens.size() >= opt_.max_context) {
         r.res.finish = "length";
         return r.done = true;
     }
@@ -143,8 +197,21 @@ bool generator::step() {
             active_.push_back(std::move(r));
     }
     if (active_.empty()) return true;
-    // one token of every running sequence, in one batch
     const auto t0 = std::chrono::steady_clock::now();
+    if (opt_.speculative)
+        speculative_step();
+    else
+        plain_step();
+    stats_.decode_steps++;
+    stats_.decode_seconds += seconds_since(t0);
+    for (running& r : active_)
+        if (r.done) finish(r);
+    std::erase_if(active_, [](const running& r) { return r.done; });
+    return true;
+}
+
+// One token of every running sequence, in one batch.
+void generator::plain_step() {
     const int64_t V = model_.config().vocab_size;
     std::vector<sequence_cache*> seqs;
     std::vector<int32_t> ids;
@@ -159,12 +226,79 @@ bool generator::step() {
         accept(r, sample_token(logits_.data() + (int64_t)b * V, V, r.q.sampling, r.rng));
     }
     stats_.decode_tokens += (int64_t)active_.size();
-    stats_.decode_steps++;
-    stats_.decode_seconds += seconds_since(t0);
-    for (running& r : active_)
-        if (r.done) finish(r);
-    std::erase_if(active_, [](const running& r) { return r.done; });
-    return true;
+}
+
+// Every running sequence fed its chosen token and its draft in one batch; each draft verified against the main
+// model's logits at the chosen token. Accepted: the draft and the token after it are emitted. Rejected: the
+// verification's choice is emitted, and the draft is rewound out of the caches (the chosen token is fed again on
+// its own, so that the caches hold exactly the sequence). The MTP module then runs over the positions fed, for the
+// next drafts.
+void generator::speculative_step() {
+    const model_config& cfg = model_.config();
+    const int64_t V = cfg.vocab_size, nd = (int64_t)cfg.hc_mult * cfg.hidden_size;
+    std::vector<sequence_cache*> seqs;
+    std::vector<int32_t> ids;
+    std::vector<sequence_cache::mark_t> marks;
+    for (running& r : active_) {
+        marks.push_back(r.cache.mark(cfg.n_layers(), 2, cfg.head_dim));
+        seqs.push_back(&r.cache);
+        ids.push_back(r.next);
+        ids.push_back(r.drafted);
+    }
+    const std::vector<int64_t> twos(active_.size(), 2);
+    std::vector<float> states;
+    model_.decode(seqs, ids, twos, logits_, true, &states);
+    struct rejected {
+        running* r;
+        int32_t fed;
+        token_choice choice;
+    };
+    std::vector<rejected> redo;
+    std::vector<running*> mtp;
+    std::vector<std::vector<float>> mtp_states;
+    std::vector<std::vector<int32_t>> mtp_next;
+    for (size_t b = 0; b < active_.size(); b++) {
+        running& r = active_[b];
+        const float* row0 = logits_.data() + (int64_t)(2 * b) * V;
+        const float* s0 = states.data() + (int64_t)(2 * b) * nd;
+        token_choice c;
+        const bool ok = verify_draft(row0, V, r.q.sampling, r.drafted, r.rng, &c);
+        stats_.drafted++;
+        stats_.accepted += ok;
+        if (!ok) {
+            r.cache.rewind(marks[b], cfg.head_dim);
+            redo.push_back({&r, r.next, c});
+            continue;
+        }
+        stats_.decode_tokens++;
+        if (accept(r, c)) continue;
+        const token_choice c2 = sample_token(row0 + V, V, r.q.sampling, r.rng);
+        stats_.decode_tokens++;
+        if (accept(r, c2)) continue;
+        mtp.push_back(&r);
+        mtp_states.emplace_back(s0, s0 + 2 * nd);
+        mtp_next.push_back({c.id, c2.id});
+    }
+    if (!redo.empty()) {  // the chosen tokens fed again, alone: the caches hold exactly the sequence
+        std::vector<sequence_cache*> rs;
+        std::vector<int32_t> again;
+        for (const rejected& x : redo) {
+            rs.push_back(&x.r->cache);
+            again.push_back(x.fed);
+        }
+        const std::vector<int64_t> ones(redo.size(), 1);
+        std::vector<float> redo_logits;
+        model_.decode(rs, again, ones, redo_logits, false, &states);
+        for (size_t i = 0; i < redo.size(); i++) {
+            running& r = *redo[i].r;
+            stats_.decode_tokens++;
+            if (accept(r, redo[i].choice)) continue;
+            mtp.push_back(&r);
+            mtp_states.emplace_back(states.begin() + (int64_t)i * nd, states.begin() + (int64_t)(i + 1) * nd);
+            mtp_next.push_back({r.next});
+        }
+    }
+    if (!mtp.empty()) draft(mtp, mtp_states, mtp_next);
 }
 
 std::vector<generation_result> generator::run(const std::vector<generation_request>& requests,

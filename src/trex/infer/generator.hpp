@@ -48,12 +48,21 @@ struct generator_options {
     int64_t prefill_chunk = 512;                                      // prompt tokens per prefill call
     int64_t max_context = 4096;                                       // prompt + output tokens of one sequence
     std::function<std::string(std::span<const int32_t>)> detokenize;  // text of tokens (stop strings, result text)
+    // MTP speculative decoding: each step feeds the chosen token and the MTP module's draft of the next one, verifies
+    // the draft against the main model's logits (verify_draft: greedy output identical to plain decoding, sampling
+    // keeping the target distribution) and emits one or two tokens; a rejected draft is rewound out of the caches.
+    bool speculative = false;
+    // A draft source in place of the MTP module (prompt-lookup or n-gram drafting; tests): the draft of the token
+    // after `emitted` (the request's output so far, its last token the one being fed).
+    std::function<int32_t(size_t ticket, std::span<const int32_t> emitted)> drafter;
 };
 
 // Where the time went (wall seconds) and how much was done.
 struct generation_stats {
     int64_t prefill_tokens = 0, decode_tokens = 0, decode_steps = 0;
     double prefill_seconds = 0, decode_seconds = 0;
+    int64_t drafted = 0, accepted = 0;  // speculative: drafts verified and accepted
+    double acceptance() const { return drafted > 0 ? (double)accepted / (double)drafted : 0.0; }
 };
 
 class generator {
@@ -80,6 +89,11 @@ class generator {
     void admit(running& r);
     bool accept(running& r, const token_choice& c);
     void finish(running& r);
+    void plain_step();
+    void speculative_step();
+    // the MTP module over each sequence's positions whose next token is now known; its last logits give the draft
+    void draft(std::vector<running*>& rs, std::vector<std::vector<float>>& states,
+               std::vector<std::vector<int32_t>>& next);
 
     dsv4_model& model_;
     generator_options opt_;

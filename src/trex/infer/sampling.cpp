@@ -86,6 +86,33 @@ int32_t draw(const float* logits, int64_t V, const sampling_params& p, token_rng
     }
 }
 
+// The target distribution of draw(): ids and unnormalised weights, in the order draw() accumulates them.
+void target_distribution(const float* logits, int64_t V, const sampling_params& p, std::vector<int32_t>& ids,
+                         std::vector<double>& w) {
+    double mx = logits[0];
+    for (int64_t i = 1; i < V; i++) mx = std::max(mx, (double)logits[i]);
+    auto weight = [&](int32_t id) { return std::exp(((double)logits[id] - mx) / p.temperature); };
+    if (p.top_k == 0 && p.top_p >= 1.0) {
+        ids.resize((size_t)V);
+        std::iota(ids.begin(), ids.end(), 0);
+    } else {
+        ids = leading_ids(logits, V, p.top_k > 0 ? p.top_k : V);
+    }
+    w.resize(ids.size());
+    double z = 0;
+    for (size_t i = 0; i < ids.size(); i++) z += w[i] = weight(ids[i]);
+    if (p.top_p >= 1.0) return;
+    double acc = 0;
+    for (size_t i = 0; i < ids.size(); i++) {
+        acc += w[i];
+        if (acc >= p.top_p * z) {
+            ids.resize(i + 1);
+            w.resize(i + 1);
+            return;
+        }
+    }
+}
+
 }  // namespace
 
 double token_rng::uniform() {
@@ -104,6 +131,42 @@ void validate(const sampling_params& p) {
     TREX_CHECK(p.top_k >= 0, "sampling: top_k {} must be ≥ 0", p.top_k);
     TREX_CHECK(p.top_logprobs >= 0 && p.top_logprobs <= 20, "sampling: top_logprobs {} must be in [0, 20]",
                p.top_logprobs);
+}
+
+bool verify_draft(const float* logits, int64_t V, const sampling_params& p, int32_t draft, token_rng& rng,
+                  token_choice* choice) {
+    bool accepted = false;
+    if (p.temperature <= 0) {
+        const int32_t best = argmax(logits, V);
+        accepted = best == draft;
+        choice->id = best;
+    } else {
+        std::vector<int32_t> ids;
+        std::vector<double> w;
+        target_distribution(logits, V, p, ids, w);
+        double z = 0, wd = 0;
+        for (size_t i = 0; i < ids.size(); i++) {
+            z += w[i];
+            if (ids[i] == draft) wd = w[i];
+        }
+        accepted = rng.uniform() * z < wd;
+        if (accepted) {
+            choice->id = draft;
+        } else {  // the target without the draft
+            for (size_t i = 0; i < ids.size(); i++)
+                if (ids[i] == draft) w[i] = 0;
+            choice->id = pick(ids, w, ids.size(), rng);
+        }
+    }
+    choice->top.clear();
+    choice->logprob = 0;
+    if (p.logprobs || p.top_logprobs > 0) {
+        const double lse = log_sum_exp(logits, V);
+        choice->logprob = (double)logits[choice->id] - lse;
+        for (int32_t id : leading_ids(logits, V, p.top_logprobs))
+            choice->top.emplace_back(id, (double)logits[id] - lse);
+    }
+    return accepted;
 }
 
 double token_logprob(const float* logits, int64_t V, int32_t id) {

@@ -49,6 +49,15 @@ void validate(const sampling_params& p);
 
 token_choice sample_token(const float* logits, int64_t vocab, const sampling_params& p, token_rng& rng);
 
+// Speculative decoding's verification of a draft token d proposed by a deterministic drafter (MTP's argmax): greedy
+// (temperature ≤ 0) accepts d when it is the argmax and otherwise chooses the argmax; sampling accepts d with its
+// probability under the target distribution (temperature, top-k, top-p as sample_token) and otherwise draws from that
+// distribution without d, renormalised — so the emitted token follows the target distribution exactly (Leviathan et
+// al. 2023 with a one-hot draft). Returns whether d was accepted; *choice is the emitted token (log-probabilities as
+// sample_token).
+bool verify_draft(const float* logits, int64_t vocab, const sampling_params& p, int32_t draft, token_rng& rng,
+                  token_choice* choice);
+
 // log softmax(logits)[id] in double
 double token_logprob(const float* logits, int64_t vocab, int32_t id);
 

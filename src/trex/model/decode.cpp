@@ -33,11 +33,10 @@ block_act_shape decode_block_shape(const model_config& cfg, int64_t N) {
 
 }  // namespace
 
-void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
-                        std::span<const int64_t> counts, std::vector<float>& logits, bool all_logits) {
-    const model_config& cfg = config();
-    const int L = cfg.n_layers();
-    const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d, V = cfg.vocab_size;
+// Checks the call and returns each sequence's length in the caches of layers [layer0, layer1) (which must agree).
+std::vector<int64_t> dsv4_model::check_decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                                              std::span<const int64_t> counts, int layer0, int layer1) const {
+    const int64_t V = config().vocab_size;
     TREX_CHECK(!tp_ && !dispatcher_ && params_.holds_all(),
                "decode: the model is laid out for parallel training; cached decoding runs on a whole model");
     TREX_CHECK(!seqs.empty() && seqs.size() == counts.size(), "decode: {} sequences and {} token counts", seqs.size(),
@@ -47,18 +46,33 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     for (size_t b = 0; b < seqs.size(); b++) {
         const sequence_cache& s = *seqs[b];
         TREX_CHECK(counts[b] >= 1, "decode: sequence {} has {} new tokens", b, counts[b]);
-        TREX_CHECK((int)s.layers.size() >= L, "decode: sequence {} has a cache of {} layers, the model {}", b,
-                   s.layers.size(), L);
-        for (int l = 0; l < L; l++)
-            TREX_CHECK(s.layers[(size_t)l].len == s.len, "decode: sequence {}: layer {} holds {} tokens, not {}", b, l,
-                       s.layers[(size_t)l].len, s.len);
-        lens.push_back(s.len);
+        TREX_CHECK((int)s.layers.size() >= layer1, "decode: sequence {} has a cache of {} layers, {} are needed", b,
+                   s.layers.size(), layer1);
+        const int64_t len = s.layers[(size_t)layer0].len;
+        for (int l = layer0; l < layer1; l++)
+            TREX_CHECK(s.layers[(size_t)l].len == len, "decode: sequence {}: layer {} holds {} tokens, not {}", b, l,
+                       s.layers[(size_t)l].len, len);
+        lens.push_back(len);
         N += counts[b];
     }
     TREX_CHECK((int64_t)ids.size() == N, "decode: {} token ids for {} new tokens", ids.size(), N);
     for (int64_t t = 0; t < N; t++)
         TREX_CHECK(ids[(size_t)t] >= 0 && ids[(size_t)t] < V, "decode: token id {} is outside the vocabulary",
                    ids[(size_t)t]);
+    return lens;
+}
+
+void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                        std::span<const int64_t> counts, std::vector<float>& logits, bool all_logits,
+                        std::vector<float>* final_states) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d;
+    const std::vector<int64_t> lens = check_decode(seqs, ids, counts, 0, L);
+    for (size_t b = 0; b < seqs.size(); b++)
+        TREX_CHECK(seqs[b]->len == lens[b], "decode: sequence {} says {} tokens, its layers hold {}", b, seqs[b]->len,
+                   lens[b]);
+    const int64_t N = (int64_t)ids.size();
 
     set_decode_geometry(decode_geo_, cfg, lens, counts);
     batch_view batch;
@@ -92,6 +106,7 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
         std::swap(h, h_next);
     }
     for (size_t b = 0; b < seqs.size(); b++) seqs[b]->len += counts[b];
+    if (final_states) final_states->assign(h, h + N * nd);
 
     // the head over every new token, or each sequence's last (gathered into the free state)
     if (!all_logits) {
@@ -107,6 +122,50 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     head_grad no_grad;
     int64_t n_valid = 0;
     head_.forward(main_head_saved(decode_acts_.head), &n_valid, h, nullptr, 0.0, &logits, no_grad, whead_, he);
+}
+
+void dsv4_model::decode_mtp(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
+                            std::span<const int32_t> next_ids, std::span<const int64_t> counts,
+                            std::vector<float>& logits, bool all_logits) {
+    const model_config& cfg = config();
+    const int L = cfg.n_layers();
+    const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d, V = cfg.vocab_size;
+    TREX_CHECK(cfg.has_mtp() && mtp_, "decode: the model has no MTP module");
+    const std::vector<int64_t> lens = check_decode(seqs, next_ids, counts, L, L + 1);
+    const int64_t N = (int64_t)next_ids.size();
+    TREX_CHECK((int64_t)h_last.size() == N * nd, "decode: {} state values for {} positions of {} each", h_last.size(),
+               N, nd);
+
+    set_decode_geometry(decode_geo_, cfg, lens, counts);
+    batch_view batch;
+    batch.B = 1;
+    batch.S = N;
+    batch.input_ids = next_ids.data();
+    batch.mtp_input_ids = next_ids.data();
+    step_options opts;
+    opts.backward = false;
+    opts.alpha_bal = 0.0;
+    opts.lambda_idx = 0.0;
+    const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
+    stage_plan plan;
+    plan.states = 2 * N * nd;
+    plan.head = {N, d, n, true, true};
+    plan.blocks = {decode_block_shape(cfg, N)};
+    plan.recompute = true;
+    decode_acts_.plan(plan, decode_kernels_.memory);
+    std::span<float> z = decode_acts_.states.subspan(0, (size_t)(N * nd));
+    float* h_mtp = decode_acts_.states.data() + N * nd;
+    std::vector<attention_cache*> caches(seqs.size());
+    for (size_t b = 0; b < seqs.size(); b++) caches[b] = &seqs[b]->layers[(size_t)L];
+    std::vector<float> all;
+    mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, all_logits ? logits : all,
+                 wmtp_, e);
+    if (all_logits) return;
+    logits.resize(seqs.size() * (size_t)V);
+    for (size_t b = 0; b < seqs.size(); b++) {
+        const doc_span s = decode_geo_.docs[b];
+        std::copy_n(all.begin() + (s.start + s.len - 1) * V, V, logits.begin() + (int64_t)b * V);
+    }
 }
 
 }  // namespace trex

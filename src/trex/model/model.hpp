@@ -105,10 +105,18 @@ class dsv4_model {
     // ids, run through the main model over the sequences' caches (sequence_cache::for_model), which advance by them.
     // The arithmetic of a full forward over each sequence's prefix: chunked prefill (many tokens) and decoding (one
     // per sequence, the sequences of different lengths) are the same call. logits [rows, V] is assigned: every new
-    // token's row (all_logits) or each sequence's last. On a whole model only (no tensor, expert or pipeline
-    // parallelism); the MTP block is not run.
+    // token's row (all_logits) or each sequence's last. final_states (when not null) gets the main model's last
+    // 4-stream state of every new token [N,n,d], what the MTP module drafts from. On a whole model only (no tensor,
+    // expert or pipeline parallelism).
     void decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids, std::span<const int64_t> counts,
-                std::vector<float>& logits, bool all_logits = false);
+                std::vector<float>& logits, bool all_logits = false, std::vector<float>* final_states = nullptr);
+    // The MTP module over its cache (the sequences' layer L, sequence_cache::for_model(cfg, true)): for counts[b]
+    // positions of sequence b after the ones its MTP cache holds, the main model's final states h_last [N,n,d] at
+    // those positions and the tokens that follow them (next_ids [N]); logits [rows, V] of the token after each next
+    // one (all_logits: every position's; else each sequence's last). Equals the training forward's MTP logits.
+    void decode_mtp(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
+                    std::span<const int32_t> next_ids, std::span<const int64_t> counts, std::vector<float>& logits,
+                    bool all_logits = false);
 
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
     std::span<const int32_t> csa_selection(int layer, int64_t* kw) const;
@@ -120,6 +128,9 @@ class dsv4_model {
     // The activation plan of a stage forward over the current geometry, from its layers' shapes (memory.cpp).
     stage_plan plan_stage(const stage_range& r, bool mtp, const layer_env& env) const;
     void check_batch(const batch_view& batch, bool mtp) const;
+    // decode's checks (a sequence count, token ids, caches of the right depth and length); returns the lengths
+    std::vector<int64_t> check_decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                                      std::span<const int64_t> counts, int layer0, int layer1) const;
     void embed_forward(float* h0, const batch_view& batch);
     void head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last);
     void head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last, float* de_mtp);

@@ -19,6 +19,15 @@
 
 namespace trex {
 
+// What attention_cache::rewind needs to put a cache back to an earlier length (speculative decoding drops the tokens
+// of a rejected draft): the sizes that only grow, the pending rows, and the window rows the next `ahead` tokens will
+// overwrite in the ring.
+struct attention_cache_mark {
+    int64_t len = 0, entries = 0, index_keys = 0, pending_from = 0, window_floats = 0;
+    std::vector<float> pend_kv, pend_gate, ipend_kv, ipend_gate;
+    std::vector<float> ring_rows;  // rows of the ring slots of positions len+1 … len+ahead−1, as they were
+};
+
 struct attention_cache {
     int64_t len = 0;                          // tokens appended so far
     int64_t window_rows = 0;                  // n_win: the ring's capacity
@@ -33,6 +42,12 @@ struct attention_cache {
     static attention_cache for_layer(const model_config& cfg, int layer);
     // Bytes held for the tokens appended so far (the vectors' sizes, not their capacities).
     size_t bytes() const;
+
+    // The state now, for a rewind after at most `ahead` more tokens (c: head_dim).
+    attention_cache_mark mark(int64_t ahead, int64_t c) const;
+    // Back to the state `m` saw; the tokens appended since are gone. (The ring slot of position m.len itself is not
+    // saved: the row it held, position m.len − n_win, is outside every later query's window.)
+    void rewind(const attention_cache_mark& m, int64_t c);
 };
 
 // The cache of one sequence over the model: a layer's at index l (0..L-1), the MTP block's at L when the config has
@@ -43,6 +58,14 @@ struct sequence_cache {
 
     static sequence_cache for_model(const model_config& cfg, bool with_mtp);
     size_t bytes() const;
+
+    // Marks of the main model's layers (not the MTP block's) and the length, for a rewind after ≤ `ahead` tokens.
+    struct mark_t {
+        int64_t len = 0;
+        std::vector<attention_cache_mark> layers;
+    };
+    mark_t mark(int n_layers, int64_t ahead, int64_t c) const;
+    void rewind(const mark_t& m, int64_t c);
 };
 
 }  // namespace trex

@@ -13,6 +13,16 @@ double mtp_block::forward(block_acts& A, head_acts& K, std::span<float> z, float
     return head_.forward(mtp_head_saved(K), n_valid, h_mtp, env.batch.mtp_labels, scale, logits_out, hg, W.head, env);
 }
 
+void mtp_block::decode(block_acts& A, head_acts& K, std::span<float> z, float* h_mtp, const float* h_last,
+                       std::span<attention_cache* const> caches, std::vector<float>& logits, const mtp_weights& W,
+                       const layer_env& env) const {
+    input_forward(K, z, h_last, W.in, env);
+    block_.decode(A, caches, h_mtp, z.data(), W.block, env);
+    head_grad none;
+    int64_t n_valid = 0;
+    head_.forward(mtp_head_saved(K), &n_valid, h_mtp, nullptr, 0.0, &logits, none, W.head, env);
+}
+
 // K.en, K.hn and their rstd; z [N,n,d] = h_proj(hn) per stream + e_proj(en) broadcast
 void mtp_block::input_forward(head_acts& K, std::span<float> z, const float* h_last, const mtp_input_weights& W,
                               const layer_env& env) const {

@@ -32,6 +32,11 @@ class mtp_block {
                    const layer_env& env) const;
     void backward(float* dh, float* de_mtp, block_acts& A, head_acts& K, std::span<const float> z, float* h_mtp,
                   const float* h_last, const mtp_weights& W, const mtp_weights& G, const layer_env& env) const;
+    // Cached decoding (dsv4_model::decode_mtp): z from h_last [N,n,d] and the embeddings of env.batch.mtp_input_ids
+    // (each position's next token), the block over its caches, and the logits [N,V] through the module's head.
+    void decode(block_acts& A, head_acts& K, std::span<float> z, float* h_mtp, const float* h_last,
+                std::span<attention_cache* const> caches, std::vector<float>& logits, const mtp_weights& W,
+                const layer_env& env) const;
 
    private:
     void input_forward(head_acts& K, std::span<float> z, const float* h_last, const mtp_input_weights& W,
