@@ -81,6 +81,8 @@ fi
 # pandas: model-written answers may import it (trex eval runs them in the sandbox with this venv)
 .venv/bin/python -c "import pandas" 2>/dev/null || .venv/bin/pip install --quiet pandas
 .venv/bin/python -c "import pulp; assert pulp.PULP_CBC_CMD().available()" 2>/dev/null || .venv/bin/pip install --quiet pulp
+# openai: the official client drives `trex serve` in CTest (serve_openai)
+.venv/bin/python -c "import openai" 2>/dev/null || .venv/bin/pip install --quiet openai
 if [ "$with_torch" -eq 1 ]; then
   .venv/bin/python -c "import torch, transformers, safetensors" 2>/dev/null ||
     .venv/bin/pip install --quiet torch transformers safetensors

@@ -13,6 +13,7 @@ void register_all(CLI::App& app) {
     register_tokenizer(app);
     register_score(app);
     register_generate(app);
+    register_serve(app);
 }
 
 }  // namespace trex::cli

@@ -19,6 +19,7 @@ void register_plan(CLI::App& app);
 void register_tokenizer(CLI::App& app);
 void register_score(CLI::App& app);
 void register_generate(CLI::App& app);
+void register_serve(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);

@@ -69,6 +69,25 @@ size_t generator::submit(generation_request q, token_callback on_token) {
     return queued_.back().ticket;
 }
 
+bool generator::cancel(size_t ticket) {
+    auto match = [&](const running& r) { return r.ticket == ticket; };
+    return std::erase_if(queued_, match) + std::erase_if(active_, match) > 0;
+}
+
+size_t generator::batch_size() const {
+    return active_.size();
+}
+
+size_t generator::queue_length() const {
+    return queued_.size();
+}
+
+size_t generator::cache_bytes() const {
+    size_t b = 0;
+    for (const running& r : active_) b += r.cache.bytes();
+    return b;
+}
+
 bool generator::idle() const {
     return queued_.empty() && active_.empty();
 }

@@ -78,6 +78,11 @@ class generator {
     bool step();                                                        // false when nothing was queued or running
     std::vector<std::pair<size_t, generation_result>> take_finished();
     bool idle() const;
+    // Drops a queued or running request (its cache freed; no result). False when the ticket is not here (finished).
+    bool cancel(size_t ticket);
+    size_t batch_size() const;    // sequences in the decoding batch
+    size_t queue_length() const;  // submitted, not yet prefilled
+    size_t cache_bytes() const;   // the running sequences' caches
 
     // Submits every request (tickets = their indices when the generator was idle and fresh), steps until idle.
     std::vector<generation_result> run(const std::vector<generation_request>& requests,

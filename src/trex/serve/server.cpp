@@ -1,0 +1,650 @@
+#include "trex/serve/server.hpp"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "trex/base/error.hpp"
+#include "trex/infer/generator.hpp"
+#include "trex/model/cache_size.hpp"
+#include "trex/serve/openai_api.hpp"
+
+namespace trex::serve {
+
+namespace {
+
+using json = nlohmann::json;
+using clock_type = std::chrono::steady_clock;
+
+double seconds_between(clock_type::time_point a, clock_type::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+}
+
+// A Prometheus histogram with fixed buckets (seconds).
+class histogram {
+   public:
+    void observe(double v) {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (size_t i = 0; i < bounds().size(); i++)
+            if (v <= bounds()[i]) counts_[i]++;
+        count_++;
+        sum_ += v;
+    }
+    std::string text(const std::string& name, const std::string& help) const {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::string s = fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+        for (size_t i = 0; i < bounds().size(); i++)
+            s += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds()[i], counts_[i]);
+        s += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, count_, name, sum_, name,
+                         count_);
+        return s;
+    }
+
+   private:
+    static const std::vector<double>& bounds() {
+        static const std::vector<double> b{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+        return b;
+    }
+    mutable std::mutex mu_;
+    std::vector<uint64_t> counts_ = std::vector<uint64_t>(13, 0);
+    uint64_t count_ = 0;
+    double sum_ = 0;
+};
+
+// One HTTP request's samples, filled by the engine thread and read by the handler.
+struct sample_channel {
+    std::vector<infer::token_choice> tokens;
+    bool done = false;
+    infer::generation_result result;
+    clock_type::time_point last_token;
+};
+
+struct request_group {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<sample_channel> samples;
+    std::string error;     // the engine refused or failed it
+    uint64_t version = 0;  // bumped with every token, finish or error (the streamer waits for a change)
+    std::atomic<bool> cancelled{false};
+    clock_type::time_point arrived = clock_type::now();
+    bool all_done() const {
+        for (const sample_channel& s : samples)
+            if (!s.done) return false;
+        return true;
+    }
+};
+
+}  // namespace
+
+struct server::impl {
+    dsv4_model& model;
+    const eval::text_codec& codec;
+    server_options opt;
+    httplib::Server http;
+    int port = -1;
+
+    // the engine
+    infer::generator gen;
+    std::mutex mu;
+    std::condition_variable cv;
+    struct pending {
+        std::shared_ptr<request_group> group;
+        size_t index;
+        infer::generation_request q;
+    };
+    std::deque<pending> inbox;
+    std::vector<std::shared_ptr<request_group>> cancels;
+    bool stopping = false;  // the engine ends when idle
+    std::atomic<bool> draining{false};
+    std::map<size_t, std::pair<std::shared_ptr<request_group>, size_t>> live;  // engine thread only
+    std::vector<std::shared_ptr<request_group>> in_flight;                     // (mu) for the shutdown deadline
+    std::thread engine, stopper;
+
+    // admission and metrics
+    std::mutex admit_mu;
+    double reserved_bytes = 0;
+    std::mutex metrics_mu;
+    std::map<std::pair<std::string, int>, uint64_t> requests;  // (endpoint, status) → count
+    std::atomic<uint64_t> prompt_tokens{0}, completion_tokens{0};
+    std::atomic<size_t> queue_gauge{0}, batch_gauge{0}, kv_gauge{0};
+    histogram ttft, itl;
+    std::mt19937_64 entropy{std::random_device{}()};
+    std::atomic<uint64_t> next_id{1};
+
+    impl(dsv4_model& m, const eval::text_codec& c, server_options o)
+        : model(m), codec(c), opt(std::move(o)), gen(m, generator_options_of(m, c, opt)) {}
+
+    static infer::generator_options generator_options_of(const dsv4_model& m, const eval::text_codec& c,
+                                                         const server_options& o) {
+        infer::generator_options g;
+        g.max_batch = o.max_batch;
+        g.max_context = o.max_context;
+        g.prefill_chunk = o.prefill_chunk;
+        g.speculative = o.speculative && m.config().has_mtp();
+        g.detokenize = [&c](std::span<const int32_t> ids) { return c.decode({ids.begin(), ids.end()}); };
+        return g;
+    }
+
+    // ---- the engine thread
+    void engine_loop() {
+        for (;;) {
+            std::deque<pending> in;
+            std::vector<std::shared_ptr<request_group>> drop;
+            {
+                std::unique_lock<std::mutex> lock(mu);
+                cv.wait(lock, [&] { return stopping || !inbox.empty() || !cancels.empty() || !gen.idle(); });
+                if (stopping && inbox.empty() && cancels.empty() && gen.idle()) break;
+                in.swap(inbox);
+                drop.swap(cancels);
+            }
+            for (pending& p : in) admit(p);
+            for (auto& g : drop) cancel_group(g);
+            try {
+                if (!gen.idle()) gen.step();
+            } catch (const std::exception& e) {  // nothing the engine can continue: fail everything live
+                for (auto& [t, gi] : live) fail(gi.first, e.what());
+                for (auto& [t, gi] : live) gen.cancel(t);
+                live.clear();
+            }
+            for (auto& [t, r] : gen.take_finished()) finished(t, std::move(r));
+            queue_gauge = gen.queue_length();
+            batch_gauge = gen.batch_size();
+            kv_gauge = gen.cache_bytes();
+        }
+    }
+
+    void admit(pending& p) {
+        if (p.group->cancelled) return;
+        auto group = p.group;
+        const size_t index = p.index;
+        try {
+            const size_t t = gen.submit(std::move(p.q),
+                                        [this](size_t ticket, const infer::token_choice& c) { on_token(ticket, c); });
+            live[t] = {group, index};
+        } catch (const std::exception& e) {
+            fail(group, e.what());
+        }
+    }
+
+    void on_token(size_t ticket, const infer::token_choice& c) {
+        auto it = live.find(ticket);
+        if (it == live.end()) return;
+        request_group& g = *it->second.first;
+        const auto now = clock_type::now();
+        {
+            std::lock_guard<std::mutex> lock(g.mu);
+            sample_channel& s = g.samples[it->second.second];
+            if (s.tokens.empty())
+                ttft.observe(seconds_between(g.arrived, now));
+            else
+                itl.observe(seconds_between(s.last_token, now));
+            s.tokens.push_back(c);
+            s.last_token = now;
+            g.version++;
+        }
+        g.cv.notify_all();
+    }
+
+    void finished(size_t ticket, infer::generation_result r) {
+        auto it = live.find(ticket);
+        if (it == live.end()) return;
+        request_group& g = *it->second.first;
+        completion_tokens += r.tokens.size();
+        prompt_tokens += (uint64_t)r.prompt_tokens;
+        {
+            std::lock_guard<std::mutex> lock(g.mu);
+            sample_channel& s = g.samples[it->second.second];
+            s.result = std::move(r);
+            s.done = true;
+            g.version++;
+        }
+        g.cv.notify_all();
+        live.erase(it);
+    }
+
+    void fail(const std::shared_ptr<request_group>& g, const std::string& why) {
+        {
+            std::lock_guard<std::mutex> lock(g->mu);
+            g->error = why;
+            g->version++;
+        }
+        g->cv.notify_all();
+    }
+
+    void cancel_group(const std::shared_ptr<request_group>& g) {
+        for (auto it = live.begin(); it != live.end();) {
+            if (it->second.first == g) {
+                gen.cancel(it->first);
+                it = live.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+    // ---- handlers' side
+    bool enqueue(const std::shared_ptr<request_group>& g, std::vector<infer::generation_request> qs) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stopping) return false;
+        for (size_t i = 0; i < qs.size(); i++) inbox.push_back({g, i, std::move(qs[i])});
+        in_flight.push_back(g);
+        cv.notify_all();
+        return true;
+    }
+
+    void cancel(const std::shared_ptr<request_group>& g) {
+        g->cancelled = true;
+        std::lock_guard<std::mutex> lock(mu);
+        cancels.push_back(g);
+        cv.notify_all();
+    }
+
+    void forget(const std::shared_ptr<request_group>& g) {
+        std::lock_guard<std::mutex> lock(mu);
+        std::erase(in_flight, g);
+    }
+
+    void count(const std::string& endpoint, int status) {
+        std::lock_guard<std::mutex> lock(metrics_mu);
+        requests[{endpoint, status}]++;
+    }
+
+    void send_error(httplib::Response& res, const std::string& endpoint, const api_error& e) {
+        res.status = e.status;
+        res.set_content(e.body().dump(), "application/json");
+        count(endpoint, e.status);
+    }
+
+    bool authorised(const httplib::Request& req) const {
+        if (opt.api_key.empty()) return true;
+        return req.get_header_value("Authorization") == "Bearer " + opt.api_key;
+    }
+
+    // The cache a request can reach (bytes, fp32): its samples at prompt + max_tokens tokens.
+    double cache_need(int64_t prompt_tokens_n, const api_request& r) const {
+        const int64_t ctx = std::min(opt.max_context, prompt_tokens_n + r.max_tokens);
+        return 4.0 * inference_cache_size(model.config(), ctx).total() * r.n;
+    }
+
+    std::vector<int32_t> prompt_of(const api_request& r) const {
+        if (r.chat) {
+            std::vector<eval::chat_message> m;
+            for (const chat_turn& t : r.messages) m.push_back({t.role, t.content});
+            return codec.encode_chat(m);
+        }
+        std::vector<int32_t> ids{model.config().bos_token_id};
+        const std::vector<int32_t> body = codec.encode(r.prompt);
+        ids.insert(ids.end(), body.begin(), body.end());
+        return ids;
+    }
+
+    sample_out sample_of(const sample_channel& s, const api_request& r) const {
+        sample_out o;
+        o.text = cut_at_stop(s.result.text, r.stop);
+        o.finish = s.result.finish;
+        o.choices = s.result.choices;
+        if (r.logprobs)
+            for (const infer::token_choice& c : o.choices) o.token_texts.push_back(codec.decode({c.id}));
+        return o;
+    }
+
+    void handle_completion(const httplib::Request& req, httplib::Response& res, bool chat) {
+        const std::string endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
+        if (!authorised(req)) {
+            api_error e;
+            e.status = 401;
+            e.message = "invalid or missing API key (Authorization: Bearer …)";
+            e.code = "invalid_api_key";
+            return send_error(res, endpoint, e);
+        }
+        if (draining) {
+            api_error e;
+            e.status = 503;
+            e.type = "server_error";
+            e.message = "the server is shutting down";
+            return send_error(res, endpoint, e);
+        }
+        api_request r;
+        if (auto e = parse_request(req.body, chat, opt.model_name, &r)) return send_error(res, endpoint, *e);
+        std::vector<int32_t> prompt;
+        try {
+            prompt = prompt_of(r);
+        } catch (const std::exception& ex) {
+            api_error e;
+            e.param = chat ? "messages" : "prompt";
+            e.message = ex.what();
+            return send_error(res, endpoint, e);
+        }
+        if ((int64_t)prompt.size() >= opt.max_context) {
+            api_error e;
+            e.param = chat ? "messages" : "prompt";
+            e.code = "context_length_exceeded";
+            e.message =
+                fmt::format("the prompt has {} tokens; this server's context holds {}", prompt.size(), opt.max_context);
+            return send_error(res, endpoint, e);
+        }
+        const double need = cache_need((int64_t)prompt.size(), r);
+        if (opt.max_kv_mb > 0) {
+            std::lock_guard<std::mutex> lock(admit_mu);
+            if (reserved_bytes + need > opt.max_kv_mb * 1048576.0) {
+                api_error e;
+                e.status = 429;
+                e.type = "rate_limit_error";
+                e.message = fmt::format("the cache memory is full ({:.1f} of {:.1f} MiB reserved); retry shortly",
+                                        reserved_bytes / 1048576.0, opt.max_kv_mb);
+                res.set_header("Retry-After", "1");
+                return send_error(res, endpoint, e);
+            }
+            reserved_bytes += need;
+        }
+        auto g = std::make_shared<request_group>();
+        g->samples.resize((size_t)r.n);
+        std::vector<infer::generation_request> qs;
+        const uint64_t seed0 = entropy();
+        for (int i = 0; i < r.n; i++) {
+            infer::generation_request q;
+            q.prompt = prompt;
+            q.max_tokens = r.max_tokens;
+            q.stop_ids = codec.stop_ids();
+            q.stop_strings = r.stop;
+            q.sampling = sampling_of(r, i, seed0);
+            qs.push_back(std::move(q));
+        }
+        auto release = [this, need] {
+            if (opt.max_kv_mb <= 0) return;
+            std::lock_guard<std::mutex> lock(admit_mu);
+            reserved_bytes -= need;
+        };
+        if (!enqueue(g, std::move(qs))) {
+            release();
+            api_error e;
+            e.status = 503;
+            e.type = "server_error";
+            e.message = "the server is shutting down";
+            return send_error(res, endpoint, e);
+        }
+        const std::string id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id++);
+        const int64_t created = (int64_t)std::time(nullptr);
+        if (r.stream) return stream(res, endpoint, g, r, id, created, release);
+        {
+            std::unique_lock<std::mutex> lock(g->mu);
+            g->cv.wait(lock, [&] { return g->all_done() || !g->error.empty(); });
+        }
+        forget(g);
+        release();
+        if (!g->error.empty()) {
+            cancel(g);
+            api_error e;
+            e.status = 500;
+            e.type = "server_error";
+            e.message = g->error;
+            return send_error(res, endpoint, e);
+        }
+        std::vector<sample_out> outs;
+        usage_counts usage;
+        for (const sample_channel& s : g->samples) {
+            outs.push_back(sample_of(s, r));
+            usage.completion += (int64_t)s.result.tokens.size();
+        }
+        usage.prompt = (int64_t)prompt.size();
+        res.set_content(response_object(r, id, created, outs, usage, opt.thinking)
+                            .dump(-1, ' ', false, json::error_handler_t::replace),
+                        "application/json");
+        count(endpoint, 200);
+    }
+
+    // Server-sent events: the samples' text deltas as they grow (a stop string's possible beginning and an incomplete
+    // UTF-8 character held back), each sample's finish, the usage when asked, then [DONE].
+    void stream(httplib::Response& res, const std::string& endpoint, std::shared_ptr<request_group> g,
+                const api_request& r, const std::string& id, int64_t created, std::function<void()> release) {
+        const bool split_thinking = r.chat && opt.thinking;  // reasoning_content before </think>, content after
+        size_t hold = split_thinking ? 7 : 0;                // a "</think>" not yet complete
+        for (const std::string& s : r.stop) hold = std::max(hold, s.size() - 1);
+        struct progress {
+            size_t sent = 0;
+            bool first = true, finished = false;
+        };
+        auto seen = std::make_shared<uint64_t>(0);  // the group's version the streamer last read
+        auto state = std::make_shared<std::vector<progress>>(g->samples.size());
+        res.set_header("Cache-Control", "no-cache");
+        res.set_chunked_content_provider(
+            "text/event-stream",
+            [this, g, r, id, created, hold, state, seen, split_thinking](size_t, httplib::DataSink& sink) {
+                auto send = [&](const json& j) {
+                    const std::string line = "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+                    return sink.write(line.data(), line.size());
+                };
+                for (;;) {
+                    std::vector<std::vector<int32_t>> tokens(g->samples.size());
+                    std::vector<bool> done(g->samples.size());
+                    std::vector<infer::generation_result> results(g->samples.size());
+                    std::string error;
+                    {
+                        std::unique_lock<std::mutex> lock(g->mu);
+                        // woken by a change, or every 50 ms to notice a client that went away
+                        g->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return g->version != *seen; });
+                        *seen = g->version;
+                        for (size_t i = 0; i < g->samples.size(); i++) {
+                            for (const auto& c : g->samples[i].tokens) tokens[i].push_back(c.id);
+                            done[i] = g->samples[i].done;
+                            if (done[i]) results[i] = g->samples[i].result;
+                        }
+                        error = g->error;
+                    }
+                    if (!error.empty()) return false;
+                    if (!sink.is_writable()) return false;
+                    bool all = true;
+                    for (size_t i = 0; i < tokens.size(); i++) {
+                        progress& p = (*state)[i];
+                        if (p.finished) continue;
+                        std::string text = codec.decode(tokens[i]);
+                        const std::string cut = cut_at_stop(text, r.stop);
+                        size_t upto = cut.size();
+                        if (!done[i]) {
+                            upto =
+                                cut.size() < text.size() ? cut.size() : (text.size() > hold ? text.size() - hold : 0);
+                            upto = std::min(upto, cut.size());
+                            while (upto > p.sent && upto < cut.size() && ((unsigned char)cut[upto] & 0xC0) == 0x80)
+                                upto--;  // not inside a UTF-8 character
+                        }
+                        if (upto > p.sent || p.first) {
+                            std::string reasoning, content;
+                            const size_t tag = split_thinking ? cut.find("</think>") : std::string::npos;
+                            if (!split_thinking) {
+                                content = cut.substr(p.sent, upto - p.sent);
+                            } else if (tag == std::string::npos || upto <= tag) {
+                                reasoning = cut.substr(p.sent, upto - p.sent);
+                            } else {
+                                if (p.sent < tag) reasoning = cut.substr(p.sent, tag - p.sent);
+                                const size_t from = std::max(p.sent, tag + 8);
+                                if (upto > from) content = cut.substr(from, upto - from);
+                            }
+                            if (!send(chunk_object(r, id, created, (int)i, content, "", p.first, reasoning)))
+                                return false;
+                            p.first = false;
+                            p.sent = std::max(p.sent, upto);
+                        }
+                        if (done[i]) {
+                            if (!send(chunk_object(r, id, created, (int)i, "", results[i].finish, false))) return false;
+                            p.finished = true;
+                        } else {
+                            all = false;
+                        }
+                    }
+                    if (!all) continue;
+                    if (r.include_usage) {
+                        usage_counts u;
+                        for (const auto& x : results) {
+                            u.completion += (int64_t)x.tokens.size();
+                            u.prompt = x.prompt_tokens;
+                        }
+                        if (!send(usage_chunk(r, id, created, u))) return false;
+                    }
+                    const std::string end = "data: [DONE]\n\n";
+                    sink.write(end.data(), end.size());
+                    sink.done();
+                    return true;
+                }
+            },
+            [this, g, endpoint, release](bool success) {
+                if (!success || !g->all_done()) cancel(g);  // the client went away: free its sequences
+                forget(g);
+                release();
+                count(endpoint, success ? 200 : 499);
+            });
+    }
+
+    std::string metrics_text() {
+        std::string s;
+        s += "# HELP trex_requests_total HTTP completion requests by endpoint and status\n"
+             "# TYPE trex_requests_total counter\n";
+        {
+            std::lock_guard<std::mutex> lock(metrics_mu);
+            for (const auto& [k, v] : requests)
+                s += fmt::format("trex_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n", k.first, k.second, v);
+        }
+        s += fmt::format(
+            "# HELP trex_prompt_tokens_total Prompt tokens of finished samples\n# TYPE trex_prompt_tokens_total "
+            "counter\ntrex_prompt_tokens_total {}\n",
+            prompt_tokens.load());
+        s += fmt::format(
+            "# HELP trex_completion_tokens_total Generated tokens of finished samples\n# TYPE "
+            "trex_completion_tokens_total counter\ntrex_completion_tokens_total {}\n",
+            completion_tokens.load());
+        s += fmt::format(
+            "# HELP trex_queue_length Samples waiting for a batch slot\n# TYPE trex_queue_length "
+            "gauge\ntrex_queue_length {}\n",
+            queue_gauge.load());
+        s += fmt::format(
+            "# HELP trex_batch_size Sequences in the decoding batch\n# TYPE trex_batch_size "
+            "gauge\ntrex_batch_size {}\n",
+            batch_gauge.load());
+        s += fmt::format(
+            "# HELP trex_kv_cache_bytes Cache memory of the running sequences\n# TYPE "
+            "trex_kv_cache_bytes gauge\ntrex_kv_cache_bytes {}\n",
+            kv_gauge.load());
+        {
+            std::lock_guard<std::mutex> lock(admit_mu);
+            s += fmt::format(
+                "# HELP trex_kv_reserved_bytes Cache memory reserved by admitted requests\n# TYPE "
+                "trex_kv_reserved_bytes gauge\ntrex_kv_reserved_bytes {}\n",
+                reserved_bytes);
+        }
+        s += ttft.text("trex_time_to_first_token_seconds", "Time from a request's arrival to its first token");
+        s += itl.text("trex_inter_token_latency_seconds", "Time between consecutive tokens of a sample");
+        return s;
+    }
+
+    void routes() {
+        http.Post("/v1/chat/completions",
+                  [this](const httplib::Request& q, httplib::Response& s) { handle_completion(q, s, true); });
+        http.Post("/v1/completions",
+                  [this](const httplib::Request& q, httplib::Response& s) { handle_completion(q, s, false); });
+        http.Get("/v1/models", [this](const httplib::Request& q, httplib::Response& s) {
+            if (!authorised(q)) {
+                api_error e;
+                e.status = 401;
+                e.message = "invalid or missing API key";
+                e.code = "invalid_api_key";
+                return send_error(s, "/v1/models", e);
+            }
+            const json j = {
+                {"object", "list"},
+                {"data",
+                 json::array({{{"id", opt.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "trex"}}})}};
+            s.set_content(j.dump(), "application/json");
+        });
+        http.Get("/health", [this](const httplib::Request&, httplib::Response& s) {
+            s.status = draining ? 503 : 200;
+            s.set_content(draining ? "draining\n" : "ok\n", "text/plain");
+        });
+        http.Get("/metrics", [this](const httplib::Request&, httplib::Response& s) {
+            s.set_content(metrics_text(), "text/plain; version=0.0.4");
+        });
+    }
+};
+
+server::server(dsv4_model& model, const eval::text_codec& codec, server_options opt)
+    : p_(std::make_unique<impl>(model, codec, std::move(opt))) {
+    TREX_CHECK(p_->opt.max_batch >= 1, "serve: --max-batch {} must be ≥ 1", p_->opt.max_batch);
+    const int threads = p_->opt.http_threads;
+    p_->http.new_task_queue = [threads] { return new httplib::ThreadPool((size_t)threads); };
+    p_->routes();
+}
+
+server::~server() {
+    stop();
+    if (p_->stopper.joinable()) p_->stopper.join();
+    if (p_->engine.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(p_->mu);
+            p_->stopping = true;
+            p_->cv.notify_all();
+        }
+        p_->engine.join();
+    }
+}
+
+void server::bind() {
+    const server_options& o = p_->opt;
+    if (o.port == 0)
+        p_->port = p_->http.bind_to_any_port(o.host);
+    else
+        p_->port = p_->http.bind_to_port(o.host, o.port) ? o.port : -1;
+    TREX_CHECK(p_->port > 0, "serve: cannot listen on {}:{} (in use, or not an address of this machine)", o.host,
+               o.port);
+}
+
+int server::bound_port() const {
+    return p_->port;
+}
+
+void server::run() {
+    p_->engine = std::thread([this] { p_->engine_loop(); });
+    p_->http.listen_after_bind();  // returns after stop(): its worker threads have finished their requests
+    {
+        std::lock_guard<std::mutex> lock(p_->mu);
+        p_->stopping = true;
+        p_->cv.notify_all();
+    }
+    p_->engine.join();
+}
+
+void server::stop() {
+    if (p_->draining.exchange(true)) return;
+    // in-flight requests get the deadline to finish; then they are cancelled (their handlers return)
+    p_->stopper = std::thread([p = p_.get()] {
+        const auto deadline = clock_type::now() + std::chrono::duration<double>(p->opt.shutdown_deadline_s);
+        for (;;) {
+            {
+                std::lock_guard<std::mutex> lock(p->mu);
+                if (p->in_flight.empty()) break;
+                if (clock_type::now() > deadline) {
+                    for (auto& g : p->in_flight) {
+                        g->cancelled = true;
+                        p->cancels.push_back(g);
+                        std::lock_guard<std::mutex> gl(g->mu);
+                        g->error = "the server shut down before the request finished";
+                        g->version++;
+                        g->cv.notify_all();
+                    }
+                    p->cv.notify_all();
+                    break;
+                }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        p->http.stop();
+    });
+}
+
+}  // namespace trex::serve
