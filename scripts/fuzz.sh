@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of fuzz/ (every input reader that takes untrusted bytes: run config, model config,
-# safetensors, tokenizer.json, LP, MPS, MathProg, answer extraction, benchmark files), built with ASan + UBSan.
+# safetensors, tokenizer.json, LP, MPS, MathProg, answer extraction, benchmark files, OpenAI request bodies), built
+# with ASan + UBSan.
 #
 #   scripts/fuzz.sh [TARGET|all] [SECONDS] [RUNS]
 #                                              one target (or all of them, the default) for SECONDS each (default 30),
@@ -18,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-targets=(train_config model_config safetensors tokenizer lp mps mathprog extract benchmark)
+targets=(train_config model_config safetensors tokenizer lp mps mathprog extract benchmark openai_request)
 target=all
 seconds=30
 case "${1:-}" in
@@ -71,6 +72,7 @@ seeds_of() {
         benchmark) ls tests/fixtures/eval/*.json tests/fixtures/eval/*.jsonl tests/fixtures/eval/completions/*.jsonl ;;
         # the model files as whole completions (extract also sees the fixtures' completions: copy_seeds)
         extract) ls tests/fixtures/eval/lp/*.lp fuzz/seeds/mps/* fuzz/seeds/mathprog/* ;;
+        openai_request) ls fuzz/seeds/openai_request/* ;;
     esac
 }
 

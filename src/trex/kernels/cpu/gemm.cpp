@@ -118,7 +118,9 @@ namespace {
 // (GCC 12 reports the intrinsic _mm512_reduce_add_ps's deliberately undefined upper half as uninitialised.)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // y[t, o] (+)= x_t · W_o for RO rows of W and RT rows of x: RO·RT accumulators of 16 lanes over `in`, the tail
 // masked. Each accumulator sees only its own x row and W row, in the same order whatever is grouped with it. The
 // next RO rows of W are prefetched as these stream (measured on the 129K-row head at N = 8: 16.9 → 12.6 ms).
