@@ -8,13 +8,16 @@
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
 #include "trex/bench/bench_eval.hpp"
 #include "trex/bench/bench_generate.hpp"
+#include "trex/bench/bench_serve.hpp"
 #include "trex/bench/bench_step.hpp"
 #include "trex/bench/bench_tokenizer.hpp"
+#include "trex/eval/backend.hpp"
 #include "trex/io/model_loader.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/embedded_config.hpp"
@@ -115,6 +118,74 @@ void register_bench(CLI::App& app) {
             std::printf("%s", bench::format_bench_tokenizer(r).c_str());
     });
     register_bench_generate(bench);
+    register_bench_serve(bench);
+}
+
+// trex bench serve [--config F | --checkpoint DIR] [--concurrency 1,8,32] [--requests N] [--json]
+void register_bench_serve(CLI::App* bench) {
+    auto* g = bench->add_subcommand("serve",
+                                    "a bounded loopback load generator against trex serve (in-process): "
+                                    "requests/s, decode tokens/s, TTFT and inter-token latency");
+    struct serve_args_t {
+        std::string config, checkpoint, tokenizer, concurrency = "1,8,32";
+        double init_std = 0.02;
+        bench::bench_serve_options opt;
+        bool json = false;
+    };
+    auto a = std::make_shared<serve_args_t>();
+    g->add_option("--config", a->config, "model config.json with seeded random weights (default: embedded v4-tiny)");
+    g->add_option("--checkpoint", a->checkpoint, "trex checkpoint / run directory or HF release-layout directory");
+    g->add_option("--tokenizer", a->tokenizer, "tokenizer.json (default: bytes as token ids)");
+    g->add_option("--init-std", a->init_std, "--config: standard deviation of the random weights")
+        ->capture_default_str();
+    g->add_option("--concurrency", a->concurrency, "client counts, comma-separated")->capture_default_str();
+    g->add_option("--requests", a->opt.requests, "requests per concurrency level")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+    g->add_option("--prompt-len", a->opt.prompt_len, "prompt bytes")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    g->add_option("--max-tokens", a->opt.max_tokens, "tokens per request")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    g->add_flag("--json", a->json, "print one JSON object");
+    g->callback([a]() {
+        TREX_CHECK(a->config.empty() || a->checkpoint.empty(), "bench serve: give --config or --checkpoint, not both");
+        a->opt.concurrency.clear();
+        std::stringstream ss(a->concurrency);
+        for (std::string item; std::getline(ss, item, ',');) {
+            try {
+                a->opt.concurrency.push_back(std::stoi(item));
+            } catch (const std::exception&) {
+                TREX_CHECK(false, "bench serve: --concurrency '{}' is not a comma-separated list of numbers",
+                           a->concurrency);
+            }
+        }
+        std::unique_ptr<dsv4_model> model;
+        std::string name;
+        if (!a->checkpoint.empty()) {
+            loaded_model lm = load_model_for_inference(a->checkpoint);
+            model = std::move(lm.model);
+            name = lm.dir;
+        } else {
+            model_config cfg = a->config.empty() ? config_from_json(nlohmann::json::parse(embedded_tiny_config_json()),
+                                                                    "<embedded v4-tiny>")
+                                                 : load_config(a->config);
+            name = (a->config.empty() ? std::string("v4-tiny (embedded)") : a->config) +
+                   fmt::format(" (random weights, std {})", a->init_std);
+            model = std::make_unique<dsv4_model>(cfg);
+            model->params().init(a->opt.seed, a->init_std);
+        }
+        std::unique_ptr<eval::text_codec> codec = a->tokenizer.empty()
+                                                      ? eval::make_byte_codec(model->config().eos_token_id)
+                                                      : eval::load_tokenizer_codec(a->tokenizer, true);
+        eval::check_codec_fits(*codec, model->config().vocab_size, a->tokenizer.empty() ? "bytes" : a->tokenizer);
+        const auto r = bench::run_bench_serve(*model, *codec, name, a->opt);
+        if (a->json)
+            std::printf("%s\n", bench::bench_serve_json(r).dump().c_str());
+        else
+            std::printf("%s", bench::format_bench_serve(r).c_str());
+    });
 }
 
 // trex bench generate [--config F | --checkpoint DIR] [--batch B] [--prompt-len P] [--new-tokens N] [--peer] [--json]

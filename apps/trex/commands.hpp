@@ -10,6 +10,7 @@ void register_bench(CLI::App& app);
 void register_bench_dist(CLI::App* bench);      // bench_dist.cpp: `trex bench dist`
 void register_bench_comm(CLI::App* bench);      // bench_comm.cpp: `trex bench comm`
 void register_bench_generate(CLI::App* bench);  // bench.cpp: `trex bench generate`
+void register_bench_serve(CLI::App* bench);     // bench.cpp: `trex bench serve`
 void register_train(CLI::App& app);
 void register_convert(CLI::App& app);
 void register_data(CLI::App& app);

@@ -117,6 +117,7 @@ std::optional<api_error> sampling_fields(const json& j, api_request* r) {
     }
     if (auto e = stop_of(j, r)) return e;
     if (auto e = bool_field(j, "stream", &r->stream)) return e;
+    if (auto e = bool_field(j, "ignore_eos", &r->ignore_eos)) return e;
     if (j.contains("stream_options") && j["stream_options"].is_object())
         if (auto e = bool_field(j["stream_options"], "include_usage", &r->include_usage)) return e;
     if (r->chat) {
@@ -264,7 +265,7 @@ json response_object(const api_request& r, const std::string& id, int64_t create
 }
 
 json chunk_object(const api_request& r, const std::string& id, int64_t created, int index, const std::string& delta,
-                  const std::string& finish, bool first, const std::string& reasoning_delta) {
+                  const std::string& finish, bool first, const std::string& reasoning_delta, const sample_out* tokens) {
     json c = {{"index", index}, {"finish_reason", finish.empty() ? json(nullptr) : json(finish)}};
     if (r.chat) {
         json d = json::object();
@@ -275,7 +276,7 @@ json chunk_object(const api_request& r, const std::string& id, int64_t created, 
     } else {
         c["text"] = delta;
     }
-    c["logprobs"] = nullptr;
+    c["logprobs"] = r.logprobs && tokens ? logprobs_json(*tokens, r.chat) : json(nullptr);
     return {{"id", id},
             {"object", r.chat ? "chat.completion.chunk" : "text_completion"},
             {"created", created},

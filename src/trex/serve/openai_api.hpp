@@ -46,6 +46,7 @@ struct api_request {
     std::vector<std::string> stop;
     bool logprobs = false;
     int top_logprobs = 0;
+    bool ignore_eos = false;  // vLLM's extension: do not stop at the end-of-sequence token
 };
 
 // Parses a body; `served_model` is the one model name answered (404 for another; an absent "model" is that one).
@@ -71,9 +72,10 @@ nlohmann::json response_object(const api_request& r, const std::string& id, int6
                                const std::vector<sample_out>& samples, const usage_counts& usage, bool thinking);
 // A streaming chunk: a text delta (and with finish non-empty, the sample's end) of sample `index`; chat in thinking
 // mode sends the reasoning before </think> as reasoning_content deltas.
+// With logprobs requested, `tokens` are the sample's tokens this chunk carries (their texts in token_texts).
 nlohmann::json chunk_object(const api_request& r, const std::string& id, int64_t created, int index,
                             const std::string& delta, const std::string& finish, bool first,
-                            const std::string& reasoning_delta = "");
+                            const std::string& reasoning_delta = "", const sample_out* tokens = nullptr);
 nlohmann::json usage_chunk(const api_request& r, const std::string& id, int64_t created, const usage_counts& usage);
 
 // The text of a sample, cut before the first stop string.

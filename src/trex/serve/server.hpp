@@ -7,7 +7,8 @@
 //   GET  /v1/models, /health, /metrics (Prometheus text)
 //
 // Contract:
-// - One engine thread owns the generator: requests join the running decode batch between steps (each prompt is
+// - One engine (run()'s thread) owns the generator: requests join the running decode batch between steps (each prompt
+// is
 //   prefilled in chunks when it is admitted), finished samples are handed back, streamed tokens are pushed as they
 //   are chosen. HTTP handlers only queue requests and wait on their own channel.
 // - Admission by cache memory: each request reserves the cache its prompt + max_tokens can reach (n samples, the
@@ -48,7 +49,8 @@ class server {
     // Binds (throws naming the address when it cannot) — bound_port() is valid after it.
     void bind();
     int bound_port() const;
-    // Serves until stop(); returns when every request has finished.
+    // Serves until stop(); returns when every request has finished. The engine runs on the calling thread (call it
+    // from the thread the model's kernels have run on: OpenMP keeps one team per thread).
     void run();
     void stop();  // thread-safe, idempotent (a signal handler's thread may call it)
 

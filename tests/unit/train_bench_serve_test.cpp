@@ -1,0 +1,38 @@
+// `trex bench serve` (src/trex/bench/bench_serve.hpp): the in-process server under a bounded load — every request
+// completes with its max_tokens tokens (end of sequence ignored), the rates and latencies are consistent, and the
+// ratios are the ones the levels give.
+#include <gtest/gtest.h>
+
+#include "support/test_support.hpp"
+#include "trex/bench/bench_serve.hpp"
+#include "trex/eval/backend.hpp"
+#include "trex/model/config.hpp"
+#include "trex/model/model.hpp"
+
+TEST(BenchServe, EveryRequestCompletesAndTheRatiosAreTheLevels) {
+    const auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::dsv4_model m(cfg);
+    m.params().init(3, 0.05);
+    const auto codec = trex::eval::make_byte_codec(cfg.eos_token_id);
+    trex::bench::bench_serve_options o;
+    o.concurrency = {1, 8};
+    o.requests = 16;
+    o.max_tokens = 6;
+    o.prompt_len = 20;
+    const auto r = trex::bench::run_bench_serve(m, *codec, "micro", o);
+    ASSERT_EQ(r.levels.size(), 2u);
+    for (const auto& lv : r.levels) {
+        EXPECT_EQ(lv.requests, 16) << lv.concurrency;
+        EXPECT_EQ(lv.errors, 0) << lv.concurrency;
+        EXPECT_EQ(lv.tokens, 16 * 6) << lv.concurrency;
+        EXPECT_NEAR(lv.decode_tokens_per_s, (double)lv.tokens / lv.seconds, 1e-9 * lv.decode_tokens_per_s);
+        EXPECT_GT(lv.ttft_p50, 0);
+        EXPECT_LE(lv.ttft_p50, lv.ttft_p99);
+        EXPECT_LE(lv.itl_p50, lv.itl_p99);
+    }
+    EXPECT_NEAR(r.decode_scaling, r.levels[1].decode_tokens_per_s / r.levels[0].decode_tokens_per_s, 1e-12);
+    EXPECT_NEAR(r.itl_p99_ratio_8, r.levels[1].itl_p99 / r.levels[0].itl_p99, 1e-12);
+    const auto j = trex::bench::bench_serve_json(r);
+    EXPECT_EQ(j["levels"].size(), 2u);
+    EXPECT_TRUE(j.contains("decode_scaling"));
+}
