@@ -24,6 +24,30 @@
 
 namespace trex::cli {
 
+namespace {
+
+// The model a generation benchmark runs: a checkpoint, or a config (default: the embedded v4-tiny) with seeded random
+// weights N(0, init_std); *name describes it.
+std::unique_ptr<dsv4_model> bench_model(const std::string& config, const std::string& checkpoint, uint64_t seed,
+                                        double init_std, const char* what, std::string* name) {
+    TREX_CHECK(config.empty() || checkpoint.empty(), "{}: give --config or --checkpoint, not both", what);
+    if (!checkpoint.empty()) {
+        loaded_model lm = load_model_for_inference(checkpoint);
+        *name = lm.dir;
+        return std::move(lm.model);
+    }
+    const model_config cfg =
+        config.empty() ? config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>")
+                       : load_config(config);
+    *name = (config.empty() ? std::string("v4-tiny (embedded)") : config) +
+            fmt::format(" (random weights, std {})", init_std);
+    auto model = std::make_unique<dsv4_model>(cfg);
+    model->params().init(seed, init_std);
+    return model;
+}
+
+}  // namespace
+
 void register_bench(CLI::App& app) {
     auto* bench = app.add_subcommand("bench", "benchmarks with MFU and a peer comparison");
     bench->require_subcommand(1);
@@ -150,7 +174,6 @@ void register_bench_serve(CLI::App* bench) {
         ->capture_default_str();
     g->add_flag("--json", a->json, "print one JSON object");
     g->callback([a]() {
-        TREX_CHECK(a->config.empty() || a->checkpoint.empty(), "bench serve: give --config or --checkpoint, not both");
         a->opt.concurrency.clear();
         std::stringstream ss(a->concurrency);
         for (std::string item; std::getline(ss, item, ',');) {
@@ -161,21 +184,9 @@ void register_bench_serve(CLI::App* bench) {
                            a->concurrency);
             }
         }
-        std::unique_ptr<dsv4_model> model;
         std::string name;
-        if (!a->checkpoint.empty()) {
-            loaded_model lm = load_model_for_inference(a->checkpoint);
-            model = std::move(lm.model);
-            name = lm.dir;
-        } else {
-            model_config cfg = a->config.empty() ? config_from_json(nlohmann::json::parse(embedded_tiny_config_json()),
-                                                                    "<embedded v4-tiny>")
-                                                 : load_config(a->config);
-            name = (a->config.empty() ? std::string("v4-tiny (embedded)") : a->config) +
-                   fmt::format(" (random weights, std {})", a->init_std);
-            model = std::make_unique<dsv4_model>(cfg);
-            model->params().init(a->opt.seed, a->init_std);
-        }
+        std::unique_ptr<dsv4_model> model =
+            bench_model(a->config, a->checkpoint, a->opt.seed, a->init_std, "bench serve", &name);
         std::unique_ptr<eval::text_codec> codec = a->tokenizer.empty()
                                                       ? eval::make_byte_codec(model->config().eos_token_id)
                                                       : eval::load_tokenizer_codec(a->tokenizer, true);
@@ -222,27 +233,9 @@ void register_bench_generate(CLI::App* bench) {
         ->capture_default_str();
     g->add_flag("--json", a->json, "print one JSON object");
     g->callback([a]() {
-        TREX_CHECK(a->config.empty() || a->checkpoint.empty(),
-                   "bench generate: give --config or --checkpoint, not both");
-        std::unique_ptr<dsv4_model> model;
         std::string name;
-        if (!a->checkpoint.empty()) {
-            loaded_model lm = load_model_for_inference(a->checkpoint);
-            model = std::move(lm.model);
-            name = lm.dir;
-        } else {
-            model_config cfg;
-            if (a->config.empty()) {
-                cfg = config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>");
-                name = "v4-tiny (embedded)";
-            } else {
-                cfg = load_config(a->config);
-                name = a->config;
-            }
-            model = std::make_unique<dsv4_model>(cfg);
-            model->params().init(a->opt.seed, a->init_std);
-            name += fmt::format(" (random weights, std {})", a->init_std);
-        }
+        std::unique_ptr<dsv4_model> model =
+            bench_model(a->config, a->checkpoint, a->opt.seed, a->init_std, "bench generate", &name);
         const auto r = bench::run_bench_generate(*model, name, a->opt);
         if (a->json)
             std::printf("%s\n", bench::bench_generate_json(r).dump().c_str());

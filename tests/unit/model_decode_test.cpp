@@ -42,21 +42,24 @@ std::vector<int32_t> random_tokens(int64_t n, int64_t V, uint32_t seed) {
     return t;
 }
 
-// [S, V] logits of the training forward over one sequence.
-std::vector<float> forward_logits(trex::dsv4_model& m, const std::vector<int32_t>& ids) {
+// [S, V] logits of the training forward over one sequence: the main head's, or with mtp the MTP module's (position
+// t: h_L(t) and mtp_ids[t]).
+std::vector<float> forward_logits(trex::dsv4_model& m, const std::vector<int32_t>& ids,
+                                  const std::vector<int32_t>& mtp_ids = {}, bool mtp = false) {
     const int64_t S = (int64_t)ids.size();
-    std::vector<int32_t> labels((size_t)S, -1), mtp_ids((size_t)S, 0);
+    std::vector<int32_t> labels((size_t)S, -1), mtp_in = mtp_ids;
+    mtp_in.resize((size_t)S, 0);
     trex::batch_view b;
     b.B = 1;
     b.S = S;
     b.input_ids = ids.data();
     b.labels = labels.data();
-    b.mtp_input_ids = mtp_ids.data();
+    b.mtp_input_ids = mtp_in.data();
     trex::step_options o;
     o.backward = false;
     o.keep_logits = true;
     m.step(b, o);
-    return m.logits();
+    return mtp ? m.mtp_logits() : m.logits();
 }
 
 // max |a − b| / max |b| over row r of two [*, V] arrays
@@ -204,24 +207,6 @@ TEST(ModelDecode, CacheSizeIsTheFormula) {
     }
 }
 
-// [S, V] MTP logits of the training forward (position t: h_L(t) and mtp_ids[t]).
-std::vector<float> forward_mtp_logits(trex::dsv4_model& m, const std::vector<int32_t>& ids,
-                                      const std::vector<int32_t>& mtp_ids) {
-    const int64_t S = (int64_t)ids.size();
-    std::vector<int32_t> labels((size_t)S, -1);
-    trex::batch_view b;
-    b.B = 1;
-    b.S = S;
-    b.input_ids = ids.data();
-    b.labels = labels.data();
-    b.mtp_input_ids = mtp_ids.data();
-    trex::step_options o;
-    o.backward = false;
-    o.keep_logits = true;
-    m.step(b, o);
-    return m.mtp_logits();
-}
-
 TEST(ModelDecode, MtpOverItsCacheEqualsTheForwardsMtpLogits) {
     const trex::model_config cfg = micro();
     ASSERT_TRUE(cfg.has_mtp());
@@ -231,7 +216,7 @@ TEST(ModelDecode, MtpOverItsCacheEqualsTheForwardsMtpLogits) {
     const std::vector<int32_t> ids = random_tokens(S, V, 21);
     std::vector<int32_t> next(ids.begin() + 1, ids.end());
     next.push_back(5);
-    const std::vector<float> want = forward_mtp_logits(m, ids, next);
+    const std::vector<float> want = forward_logits(m, ids, next, true);
     for (int64_t chunk : {1, 7, 40}) {
         trex::sequence_cache cache = trex::sequence_cache::for_model(cfg, true);
         ASSERT_EQ((int)cache.layers.size(), cfg.n_layers() + 1);

@@ -31,6 +31,15 @@ block_act_shape decode_block_shape(const model_config& cfg, int64_t N) {
     return s;
 }
 
+// A decoding call's options: forward only, no losses.
+step_options decode_options() {
+    step_options o;
+    o.backward = false;
+    o.alpha_bal = 0.0;
+    o.lambda_idx = 0.0;
+    return o;
+}
+
 }  // namespace
 
 // Checks the call and returns each sequence's length in the caches of layers [layer0, layer1) (which must agree).
@@ -79,10 +88,7 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     batch.B = 1;
     batch.S = N;
     batch.input_ids = ids.data();
-    step_options opts;
-    opts.backward = false;
-    opts.alpha_bal = 0.0;
-    opts.lambda_idx = 0.0;
+    const step_options opts = decode_options();
     const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
     const int64_t rows = all_logits ? N : (int64_t)seqs.size();
     stage_plan plan;
@@ -142,10 +148,7 @@ void dsv4_model::decode_mtp(std::span<sequence_cache* const> seqs, std::span<con
     batch.S = N;
     batch.input_ids = next_ids.data();
     batch.mtp_input_ids = next_ids.data();
-    step_options opts;
-    opts.backward = false;
-    opts.alpha_bal = 0.0;
-    opts.lambda_idx = 0.0;
+    const step_options opts = decode_options();
     const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
     stage_plan plan;
     plan.states = 2 * N * nd;

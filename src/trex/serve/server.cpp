@@ -64,6 +64,11 @@ class histogram {
     double sum_ = 0;
 };
 
+// One Prometheus sample with its HELP and TYPE lines.
+std::string metric_line(const char* name, const char* type, const char* help, double value) {
+    return fmt::format("# HELP {} {}\n# TYPE {} {}\n{} {}\n", name, help, name, type, name, value);
+}
+
 // One HTTP request's samples, filled by the engine thread and read by the handler.
 struct sample_channel {
     std::vector<infer::token_choice> tokens;
@@ -268,6 +273,14 @@ struct server::impl {
         count(endpoint, e.status);
     }
 
+    static api_error unauthorised() {
+        api_error e;
+        e.status = 401;
+        e.message = "invalid or missing API key (Authorization: Bearer …)";
+        e.code = "invalid_api_key";
+        return e;
+    }
+
     bool authorised(const httplib::Request& req) const {
         if (opt.api_key.empty()) return true;
         return req.get_header_value("Authorization") == "Bearer " + opt.api_key;
@@ -303,13 +316,7 @@ struct server::impl {
 
     void handle_completion(const httplib::Request& req, httplib::Response& res, bool chat) {
         const std::string endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
-        if (!authorised(req)) {
-            api_error e;
-            e.status = 401;
-            e.message = "invalid or missing API key (Authorization: Bearer …)";
-            e.code = "invalid_api_key";
-            return send_error(res, endpoint, e);
-        }
+        if (!authorised(req)) return send_error(res, endpoint, unauthorised());
         if (draining) {
             api_error e;
             e.status = 503;
@@ -526,32 +533,18 @@ struct server::impl {
             for (const auto& [k, v] : requests)
                 s += fmt::format("trex_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n", k.first, k.second, v);
         }
-        s += fmt::format(
-            "# HELP trex_prompt_tokens_total Prompt tokens of finished samples\n# TYPE trex_prompt_tokens_total "
-            "counter\ntrex_prompt_tokens_total {}\n",
-            prompt_tokens.load());
-        s += fmt::format(
-            "# HELP trex_completion_tokens_total Generated tokens of finished samples\n# TYPE "
-            "trex_completion_tokens_total counter\ntrex_completion_tokens_total {}\n",
-            completion_tokens.load());
-        s += fmt::format(
-            "# HELP trex_queue_length Samples waiting for a batch slot\n# TYPE trex_queue_length "
-            "gauge\ntrex_queue_length {}\n",
-            queue_gauge.load());
-        s += fmt::format(
-            "# HELP trex_batch_size Sequences in the decoding batch\n# TYPE trex_batch_size "
-            "gauge\ntrex_batch_size {}\n",
-            batch_gauge.load());
-        s += fmt::format(
-            "# HELP trex_kv_cache_bytes Cache memory of the running sequences\n# TYPE "
-            "trex_kv_cache_bytes gauge\ntrex_kv_cache_bytes {}\n",
-            kv_gauge.load());
+        s += metric_line("trex_prompt_tokens_total", "counter", "Prompt tokens of finished samples",
+                         (double)prompt_tokens.load());
+        s += metric_line("trex_completion_tokens_total", "counter", "Generated tokens of finished samples",
+                         (double)completion_tokens.load());
+        s += metric_line("trex_queue_length", "gauge", "Samples waiting for a batch slot", (double)queue_gauge.load());
+        s += metric_line("trex_batch_size", "gauge", "Sequences in the decoding batch", (double)batch_gauge.load());
+        s += metric_line("trex_kv_cache_bytes", "gauge", "Cache memory of the running sequences",
+                         (double)kv_gauge.load());
         {
             std::lock_guard<std::mutex> lock(admit_mu);
-            s += fmt::format(
-                "# HELP trex_kv_reserved_bytes Cache memory reserved by admitted requests\n# TYPE "
-                "trex_kv_reserved_bytes gauge\ntrex_kv_reserved_bytes {}\n",
-                reserved_bytes);
+            s += metric_line("trex_kv_reserved_bytes", "gauge", "Cache memory reserved by admitted requests",
+                             reserved_bytes);
         }
         s += ttft.text("trex_time_to_first_token_seconds", "Time from a request's arrival to its first token");
         s += itl.text("trex_inter_token_latency_seconds", "Time between consecutive tokens of a sample");
@@ -564,13 +557,7 @@ struct server::impl {
         http.Post("/v1/completions",
                   [this](const httplib::Request& q, httplib::Response& s) { handle_completion(q, s, false); });
         http.Get("/v1/models", [this](const httplib::Request& q, httplib::Response& s) {
-            if (!authorised(q)) {
-                api_error e;
-                e.status = 401;
-                e.message = "invalid or missing API key";
-                e.code = "invalid_api_key";
-                return send_error(s, "/v1/models", e);
-            }
+            if (!authorised(q)) return send_error(s, "/v1/models", unauthorised());
             const json j = {
                 {"object", "list"},
                 {"data",
