@@ -181,6 +181,75 @@ nlohmann::ordered_json result_json(const input_item& in, const infer::generation
     return j;
 }
 
+// Request i of the inputs: its prompt ids (as given, raw text after BOS, or the chat encoding) and the sampling.
+infer::generation_request request_of(const generate_cli_options& o, input_item& it, size_t i,
+                                     const eval::text_codec* codec, const model_config& cfg) {
+    infer::generation_request q;
+    if (!it.ids.empty()) {
+        q.prompt = it.ids;
+    } else if (it.text) {
+        q.prompt.push_back(cfg.bos_token_id);
+        const std::vector<int32_t> body = codec->encode(*it.text);
+        q.prompt.insert(q.prompt.end(), body.begin(), body.end());
+    } else {
+        if (!o.system.empty()) it.messages.insert(it.messages.begin(), {"system", o.system});
+        q.prompt = codec->encode_chat(it.messages);
+    }
+    q.max_tokens = o.max_tokens;
+    q.sampling.temperature = o.temperature;
+    q.sampling.top_p = o.top_p;
+    q.sampling.top_k = o.top_k;
+    q.sampling.seed = o.seed + i;
+    q.sampling.logprobs = o.logprobs >= 0;
+    q.sampling.top_logprobs = std::max(o.logprobs, 0);
+    q.stop_strings = o.stops;
+    q.stop_ids = o.stop_ids;
+    if (codec)
+        for (int32_t id : codec->stop_ids()) q.stop_ids.push_back(id);
+    else
+        q.stop_ids.push_back(cfg.eos_token_id);
+    return q;
+}
+
+double rate(int64_t n, double seconds) {
+    return seconds > 0 ? (double)n / seconds : 0.0;
+}
+
+// One JSON object (--prompt --json, --prompt-ids) or the JSONL of a --messages batch.
+void print_results(const generate_cli_options& o, const std::vector<input_item>& items,
+                   const std::vector<infer::generation_result>& results, const infer::generation_stats& st,
+                   const std::string& dir) {
+    if (!o.prompt.empty() || !o.prompt_ids.empty()) {
+        nlohmann::ordered_json j = result_json(items[0], results[0], o.logprobs >= 0);
+        j.erase("id");
+        j["checkpoint"] = dir;
+        j["prefill_tokens_per_s"] = rate(st.prefill_tokens, st.prefill_seconds);
+        j["decode_tokens_per_s"] = rate(st.decode_tokens, st.decode_seconds);
+        if (o.speculative == "mtp") j["mtp_acceptance"] = st.acceptance();
+        std::printf("%s\n", dump_line(j).c_str());
+        return;
+    }
+    std::string out;
+    for (size_t i = 0; i < items.size(); i++)
+        out += dump_line(result_json(items[i], results[i], o.logprobs >= 0)) + "\n";
+    if (o.output.empty())
+        std::fwrite(out.data(), 1, out.size(), stdout);
+    else
+        write_file_atomic(o.output, out);
+}
+
+void print_stats(const infer::generation_stats& st, bool speculative) {
+    if (speculative)
+        std::fprintf(stderr, "generate: MTP drafts accepted %lld of %lld (%.3f)\n", (long long)st.accepted,
+                     (long long)st.drafted, st.acceptance());
+    std::fprintf(stderr,
+                 "generate: %lld prompt tokens in %.2f s (%.1f tok/s), %lld new tokens in %.2f s (%.1f tok/s, %lld "
+                 "steps)\n",
+                 (long long)st.prefill_tokens, st.prefill_seconds, rate(st.prefill_tokens, st.prefill_seconds),
+                 (long long)st.decode_tokens, st.decode_seconds, rate(st.decode_tokens, st.decode_seconds),
+                 (long long)st.decode_steps);
+}
+
 void run_generate(const generate_cli_options& o) {
     std::vector<input_item> items = read_inputs(o);
     // the tokenizer before the weights: a bad one fails fast
@@ -197,38 +266,10 @@ void run_generate(const generate_cli_options& o) {
     lo.allow_nonfinite = o.allow_nonfinite;
     loaded_model loaded = load_model_for_inference(o.checkpoint, lo);
     dsv4_model& model = *loaded.model;
-    const model_config& cfg = model.config();
-    if (codec) eval::check_codec_fits(*codec, cfg.vocab_size, tok_path);
+    if (codec) eval::check_codec_fits(*codec, model.config().vocab_size, tok_path);
 
     std::vector<infer::generation_request> reqs;
-    for (size_t i = 0; i < items.size(); i++) {
-        input_item& it = items[i];
-        infer::generation_request q;
-        if (!it.ids.empty()) {
-            q.prompt = it.ids;
-        } else if (it.text) {
-            q.prompt.push_back(cfg.bos_token_id);
-            const std::vector<int32_t> body = codec->encode(*it.text);
-            q.prompt.insert(q.prompt.end(), body.begin(), body.end());
-        } else {
-            if (!o.system.empty()) it.messages.insert(it.messages.begin(), {"system", o.system});
-            q.prompt = codec->encode_chat(it.messages);
-        }
-        q.max_tokens = o.max_tokens;
-        q.sampling.temperature = o.temperature;
-        q.sampling.top_p = o.top_p;
-        q.sampling.top_k = o.top_k;
-        q.sampling.seed = o.seed + i;
-        q.sampling.logprobs = o.logprobs >= 0;
-        q.sampling.top_logprobs = std::max(o.logprobs, 0);
-        q.stop_strings = o.stops;
-        q.stop_ids = o.stop_ids;
-        if (codec)
-            for (int32_t id : codec->stop_ids()) q.stop_ids.push_back(id);
-        else
-            q.stop_ids.push_back(cfg.eos_token_id);
-        reqs.push_back(std::move(q));
-    }
+    for (size_t i = 0; i < items.size(); i++) reqs.push_back(request_of(o, items[i], i, codec.get(), model.config()));
     infer::generator_options go;
     go.max_batch = o.batch;
     go.max_context = o.max_context;
@@ -247,37 +288,13 @@ void run_generate(const generate_cli_options& o) {
             streamer.show(codec->decode(so_far));
         };
     const std::vector<infer::generation_result> results = gen.run(reqs, on_token);
-    const infer::generation_stats& st = gen.stats();
     if (stream) {
         streamer.show(results[0].text);
         std::printf("\n");
-    } else if (!o.prompt.empty() || !o.prompt_ids.empty()) {
-        nlohmann::ordered_json j = result_json(items[0], results[0], o.logprobs >= 0);
-        j.erase("id");
-        j["checkpoint"] = loaded.dir;
-        j["prefill_tokens_per_s"] = st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0;
-        j["decode_tokens_per_s"] = st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0;
-        if (go.speculative) j["mtp_acceptance"] = st.acceptance();
-        std::printf("%s\n", dump_line(j).c_str());
     } else {
-        std::string out;
-        for (size_t i = 0; i < items.size(); i++)
-            out += dump_line(result_json(items[i], results[i], o.logprobs >= 0)) + "\n";
-        if (o.output.empty())
-            std::fwrite(out.data(), 1, out.size(), stdout);
-        else
-            write_file_atomic(o.output, out);
+        print_results(o, items, results, gen.stats(), loaded.dir);
     }
-    if (go.speculative)
-        std::fprintf(stderr, "generate: MTP drafts accepted %lld of %lld (%.3f)\n", (long long)st.accepted,
-                     (long long)st.drafted, st.acceptance());
-    std::fprintf(
-        stderr,
-        "generate: %lld prompt tokens in %.2f s (%.1f tok/s), %lld new tokens in %.2f s (%.1f tok/s, %lld steps)\n",
-        (long long)st.prefill_tokens, st.prefill_seconds,
-        st.prefill_seconds > 0 ? (double)st.prefill_tokens / st.prefill_seconds : 0.0, (long long)st.decode_tokens,
-        st.decode_seconds, st.decode_seconds > 0 ? (double)st.decode_tokens / st.decode_seconds : 0.0,
-        (long long)st.decode_steps);
+    print_stats(gen.stats(), go.speculative);
 }
 
 }  // namespace

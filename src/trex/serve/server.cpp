@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -63,6 +64,17 @@ class histogram {
     uint64_t count_ = 0;
     double sum_ = 0;
 };
+
+api_error error_of(int status, const std::string& type, const std::string& message, const std::string& param = "",
+                   const std::string& code = "") {
+    api_error e;
+    e.status = status;
+    e.type = type;
+    e.message = message;
+    e.param = param;
+    e.code = code;
+    return e;
+}
 
 // One Prometheus sample with its HELP and TYPE lines.
 std::string metric_line(const char* name, const char* type, const char* help, double value) {
@@ -274,12 +286,11 @@ struct server::impl {
     }
 
     static api_error unauthorised() {
-        api_error e;
-        e.status = 401;
-        e.message = "invalid or missing API key (Authorization: Bearer …)";
-        e.code = "invalid_api_key";
-        return e;
+        return error_of(401, "invalid_request_error", "invalid or missing API key (Authorization: Bearer …)", "",
+                        "invalid_api_key");
     }
+
+    static api_error shutting_down() { return error_of(503, "server_error", "the server is shutting down"); }
 
     bool authorised(const httplib::Request& req) const {
         if (opt.api_key.empty()) return true;
@@ -314,51 +325,42 @@ struct server::impl {
         return o;
     }
 
-    void handle_completion(const httplib::Request& req, httplib::Response& res, bool chat) {
-        const std::string endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
-        if (!authorised(req)) return send_error(res, endpoint, unauthorised());
-        if (draining) {
-            api_error e;
-            e.status = 503;
-            e.type = "server_error";
-            e.message = "the server is shutting down";
-            return send_error(res, endpoint, e);
-        }
-        api_request r;
-        if (auto e = parse_request(req.body, chat, opt.model_name, &r)) return send_error(res, endpoint, *e);
-        std::vector<int32_t> prompt;
+    // The prompt's token ids, or the error naming the field (not encodable, longer than the context).
+    std::optional<api_error> prompt_ids(const api_request& r, std::vector<int32_t>* prompt) const {
+        const std::string field = r.chat ? "messages" : "prompt";
         try {
-            prompt = prompt_of(r);
+            *prompt = prompt_of(r);
         } catch (const std::exception& ex) {
-            api_error e;
-            e.param = chat ? "messages" : "prompt";
-            e.message = ex.what();
-            return send_error(res, endpoint, e);
+            return error_of(400, "invalid_request_error", ex.what(), field);
         }
-        if ((int64_t)prompt.size() >= opt.max_context) {
-            api_error e;
-            e.param = chat ? "messages" : "prompt";
-            e.code = "context_length_exceeded";
-            e.message =
-                fmt::format("the prompt has {} tokens; this server's context holds {}", prompt.size(), opt.max_context);
-            return send_error(res, endpoint, e);
-        }
-        const double need = cache_need((int64_t)prompt.size(), r);
-        if (opt.max_kv_mb > 0) {
-            std::lock_guard<std::mutex> lock(admit_mu);
-            if (reserved_bytes + need > opt.max_kv_mb * 1048576.0) {
-                api_error e;
-                e.status = 429;
-                e.type = "rate_limit_error";
-                e.message = fmt::format("the cache memory is full ({:.1f} of {:.1f} MiB reserved); retry shortly",
-                                        reserved_bytes / 1048576.0, opt.max_kv_mb);
-                res.set_header("Retry-After", "1");
-                return send_error(res, endpoint, e);
-            }
-            reserved_bytes += need;
-        }
-        auto g = std::make_shared<request_group>();
-        g->samples.resize((size_t)r.n);
+        if ((int64_t)prompt->size() >= opt.max_context)
+            return error_of(400, "invalid_request_error",
+                            fmt::format("the prompt has {} tokens; this server's context holds {}", prompt->size(),
+                                        opt.max_context),
+                            field, "context_length_exceeded");
+        return std::nullopt;
+    }
+
+    // Reserves `need` bytes of cache (nothing to reserve without --max-kv-mb), or the 429 error.
+    std::optional<api_error> reserve(double need) {
+        if (opt.max_kv_mb <= 0) return std::nullopt;
+        std::lock_guard<std::mutex> lock(admit_mu);
+        if (reserved_bytes + need > opt.max_kv_mb * 1048576.0)
+            return error_of(429, "rate_limit_error",
+                            fmt::format("the cache memory is full ({:.1f} of {:.1f} MiB reserved); retry shortly",
+                                        reserved_bytes / 1048576.0, opt.max_kv_mb));
+        reserved_bytes += need;
+        return std::nullopt;
+    }
+
+    void unreserve(double need) {
+        if (opt.max_kv_mb <= 0) return;
+        std::lock_guard<std::mutex> lock(admit_mu);
+        reserved_bytes -= need;
+    }
+
+    // The request's n samples for the generator.
+    std::vector<infer::generation_request> samples_of(const api_request& r, const std::vector<int32_t>& prompt) {
         std::vector<infer::generation_request> qs;
         const uint64_t seed0 = entropy();
         for (int i = 0; i < r.n; i++) {
@@ -370,154 +372,204 @@ struct server::impl {
             q.sampling = sampling_of(r, i, seed0);
             qs.push_back(std::move(q));
         }
-        auto release = [this, need] {
-            if (opt.max_kv_mb <= 0) return;
-            std::lock_guard<std::mutex> lock(admit_mu);
-            reserved_bytes -= need;
-        };
-        if (!enqueue(g, std::move(qs))) {
-            release();
-            api_error e;
-            e.status = 503;
-            e.type = "server_error";
-            e.message = "the server is shutting down";
-            return send_error(res, endpoint, e);
+        return qs;
+    }
+
+    void handle_completion(const httplib::Request& req, httplib::Response& res, bool chat) {
+        const std::string endpoint = chat ? "/v1/chat/completions" : "/v1/completions";
+        if (!authorised(req)) return send_error(res, endpoint, unauthorised());
+        if (draining) return send_error(res, endpoint, shutting_down());
+        api_request r;
+        if (auto e = parse_request(req.body, chat, opt.model_name, &r)) return send_error(res, endpoint, *e);
+        std::vector<int32_t> prompt;
+        if (auto e = prompt_ids(r, &prompt)) return send_error(res, endpoint, *e);
+        const double need = cache_need((int64_t)prompt.size(), r);
+        if (auto e = reserve(need)) {
+            res.set_header("Retry-After", "1");
+            return send_error(res, endpoint, *e);
+        }
+        auto g = std::make_shared<request_group>();
+        g->samples.resize((size_t)r.n);
+        if (!enqueue(g, samples_of(r, prompt))) {
+            unreserve(need);
+            return send_error(res, endpoint, shutting_down());
         }
         const std::string id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id++);
         const int64_t created = (int64_t)std::time(nullptr);
-        if (r.stream) return stream(res, endpoint, g, r, id, created, release);
+        if (r.stream) return stream(res, endpoint, g, r, id, created, [this, need] { unreserve(need); });
         {
             std::unique_lock<std::mutex> lock(g->mu);
             g->cv.wait(lock, [&] { return g->all_done() || !g->error.empty(); });
         }
         forget(g);
-        release();
+        unreserve(need);
         if (!g->error.empty()) {
             cancel(g);
-            api_error e;
-            e.status = 500;
-            e.type = "server_error";
-            e.message = g->error;
-            return send_error(res, endpoint, e);
+            return send_error(res, endpoint, error_of(500, "server_error", g->error));
         }
-        std::vector<sample_out> outs;
-        usage_counts usage;
-        for (const sample_channel& s : g->samples) {
-            outs.push_back(sample_of(s, r));
-            usage.completion += (int64_t)s.result.tokens.size();
-        }
-        usage.prompt = (int64_t)prompt.size();
-        res.set_content(response_object(r, id, created, outs, usage, opt.thinking)
-                            .dump(-1, ' ', false, json::error_handler_t::replace),
-                        "application/json");
+        respond_whole(res, r, *g, id, created, (int64_t)prompt.size());
         count(endpoint, 200);
     }
 
-    // Server-sent events: the samples' text deltas as they grow (a stop string's possible beginning and an incomplete
-    // UTF-8 character held back), each sample's finish, the usage when asked, then [DONE].
-    void stream(httplib::Response& res, const std::string& endpoint, std::shared_ptr<request_group> g,
-                const api_request& r, const std::string& id, int64_t created, std::function<void()> release) {
-        const bool split_thinking = r.chat && opt.thinking;  // reasoning_content before </think>, content after
-        size_t hold = split_thinking ? 7 : 0;                // a "</think>" not yet complete
-        for (const std::string& s : r.stop) hold = std::max(hold, s.size() - 1);
+    void respond_whole(httplib::Response& res, const api_request& r, const request_group& g, const std::string& id,
+                       int64_t created, int64_t prompt_tokens_n) const {
+        std::vector<sample_out> outs;
+        usage_counts usage;
+        for (const sample_channel& s : g.samples) {
+            outs.push_back(sample_of(s, r));
+            usage.completion += (int64_t)s.result.tokens.size();
+        }
+        usage.prompt = prompt_tokens_n;
+        res.set_content(response_object(r, id, created, outs, usage, opt.thinking)
+                            .dump(-1, ' ', false, json::error_handler_t::replace),
+                        "application/json");
+    }
+
+    // ---- streaming
+    struct stream_state {
         struct progress {
-            size_t sent = 0, tokens_sent = 0;
+            size_t sent = 0, tokens_sent = 0;  // bytes of text and tokens already in chunks
             bool first = true, finished = false;
         };
-        auto seen = std::make_shared<uint64_t>(0);  // the group's version the streamer last read
-        auto state = std::make_shared<std::vector<progress>>(g->samples.size());
+        std::shared_ptr<request_group> g;
+        api_request r;
+        std::string id;
+        int64_t created = 0;
+        bool split_thinking = false;  // chat in thinking mode: reasoning_content before </think>, content after
+        size_t hold = 0;              // bytes held back: a stop string's or "</think>"'s possible beginning
+        uint64_t seen = 0;            // the group's version last read
+        std::vector<progress> samples;
+    };
+
+    // What the samples hold now, copied under the group's lock.
+    struct snapshot {
+        std::vector<std::vector<int32_t>> tokens;
+        std::vector<std::vector<infer::token_choice>> choices;
+        std::vector<bool> done;
+        std::vector<infer::generation_result> results;
+        std::string error;
+    };
+
+    // Waits for a change (or 50 ms, to notice a client that went away) and copies the samples.
+    static snapshot take_snapshot(stream_state& st) {
+        request_group& g = *st.g;
+        snapshot sn;
+        const size_t n = g.samples.size();
+        sn.tokens.resize(n);
+        sn.choices.resize(n);
+        sn.done.resize(n);
+        sn.results.resize(n);
+        std::unique_lock<std::mutex> lock(g.mu);
+        g.cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return g.version != st.seen; });
+        st.seen = g.version;
+        for (size_t i = 0; i < n; i++) {
+            for (const auto& c : g.samples[i].tokens) sn.tokens[i].push_back(c.id);
+            if (st.r.logprobs) sn.choices[i] = g.samples[i].tokens;
+            sn.done[i] = g.samples[i].done;
+            if (sn.done[i]) sn.results[i] = g.samples[i].result;
+        }
+        sn.error = g.error;
+        return sn;
+    }
+
+    // How far the text `cut` (the text cut at a stop string) may be sent: all of it when done; else not the held-back
+    // tail, and never inside a UTF-8 character.
+    static size_t sendable(const std::string& text, const std::string& cut, bool done, size_t hold, size_t sent) {
+        if (done) return cut.size();
+        size_t upto = cut.size() < text.size() ? cut.size() : (text.size() > hold ? text.size() - hold : 0);
+        upto = std::min(upto, cut.size());
+        while (upto > sent && upto < cut.size() && ((unsigned char)cut[upto] & 0xC0) == 0x80) upto--;
+        return upto;
+    }
+
+    // The bytes [sent, upto) of `cut` as reasoning and content (thinking mode: the "</think>" tag itself is neither).
+    static void split_delta(const std::string& cut, size_t sent, size_t upto, bool split_thinking,
+                            std::string* reasoning, std::string* content) {
+        const size_t tag = split_thinking ? cut.find("</think>") : std::string::npos;
+        if (!split_thinking) {
+            *content = cut.substr(sent, upto - sent);
+        } else if (tag == std::string::npos || upto <= tag) {
+            *reasoning = cut.substr(sent, upto - sent);
+        } else {
+            if (sent < tag) *reasoning = cut.substr(sent, tag - sent);
+            const size_t from = std::max(sent, tag + 8);
+            if (upto > from) *content = cut.substr(from, upto - from);
+        }
+    }
+
+    // Sends sample i's new text (with the tokens it carries) and its finish; false when the client is gone.
+    bool send_sample(stream_state& st, size_t i, const snapshot& sn, const std::function<bool(const json&)>& send) {
+        stream_state::progress& p = st.samples[i];
+        const std::string text = codec.decode(sn.tokens[i]);
+        const std::string cut = cut_at_stop(text, st.r.stop);
+        const size_t upto = sendable(text, cut, sn.done[i], st.hold, p.sent);
+        if (upto > p.sent || p.first) {
+            std::string reasoning, content;
+            split_delta(cut, p.sent, upto, st.split_thinking, &reasoning, &content);
+            sample_out carried;  // the tokens this chunk carries, with their log-probabilities when asked for
+            for (size_t k = p.tokens_sent; k < sn.choices[i].size(); k++) {
+                carried.choices.push_back(sn.choices[i][k]);
+                carried.token_texts.push_back(codec.decode({sn.choices[i][k].id}));
+            }
+            if (!send(chunk_object(st.r, st.id, st.created, (int)i, content, "", p.first, reasoning, &carried)))
+                return false;
+            p.tokens_sent = sn.choices[i].size();
+            p.first = false;
+            p.sent = std::max(p.sent, upto);
+        }
+        if (!sn.done[i]) return true;
+        p.finished = true;
+        return send(chunk_object(st.r, st.id, st.created, (int)i, "", sn.results[i].finish, false));
+    }
+
+    // The stream until every sample has finished: deltas, finishes, the usage when asked, then [DONE].
+    bool pump(stream_state& st, httplib::DataSink& sink) {
+        auto send = [&](const json& j) {
+            const std::string line = "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+            return sink.write(line.data(), line.size());
+        };
+        for (;;) {
+            const snapshot sn = take_snapshot(st);
+            if (!sn.error.empty() || !sink.is_writable()) return false;
+            bool all = true;
+            for (size_t i = 0; i < st.samples.size(); i++) {
+                if (st.samples[i].finished) continue;
+                if (!send_sample(st, i, sn, send)) return false;
+                all = all && st.samples[i].finished;
+            }
+            if (!all) continue;
+            if (st.r.include_usage) {
+                usage_counts u;
+                for (const auto& x : sn.results) {
+                    u.completion += (int64_t)x.tokens.size();
+                    u.prompt = x.prompt_tokens;
+                }
+                if (!send(usage_chunk(st.r, st.id, st.created, u))) return false;
+            }
+            const std::string end = "data: [DONE]\n\n";
+            sink.write(end.data(), end.size());
+            sink.done();
+            return true;
+        }
+    }
+
+    // Server-sent events (pump); a client that goes away cancels its samples.
+    void stream(httplib::Response& res, const std::string& endpoint, std::shared_ptr<request_group> g,
+                const api_request& r, const std::string& id, int64_t created, std::function<void()> release) {
+        auto st = std::make_shared<stream_state>();
+        st->g = g;
+        st->r = r;
+        st->id = id;
+        st->created = created;
+        st->split_thinking = r.chat && opt.thinking;
+        st->hold = st->split_thinking ? 7 : 0;
+        for (const std::string& s : r.stop) st->hold = std::max(st->hold, s.size() - 1);
+        st->samples.resize(g->samples.size());
         res.set_header("Cache-Control", "no-cache");
         res.set_chunked_content_provider(
-            "text/event-stream",
-            [this, g, r, id, created, hold, state, seen, split_thinking](size_t, httplib::DataSink& sink) {
-                auto send = [&](const json& j) {
-                    const std::string line = "data: " + j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
-                    return sink.write(line.data(), line.size());
-                };
-                for (;;) {
-                    std::vector<std::vector<int32_t>> tokens(g->samples.size());
-                    std::vector<std::vector<infer::token_choice>> choices(g->samples.size());
-                    std::vector<bool> done(g->samples.size());
-                    std::vector<infer::generation_result> results(g->samples.size());
-                    std::string error;
-                    {
-                        std::unique_lock<std::mutex> lock(g->mu);
-                        // woken by a change, or every 50 ms to notice a client that went away
-                        g->cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return g->version != *seen; });
-                        *seen = g->version;
-                        for (size_t i = 0; i < g->samples.size(); i++) {
-                            for (const auto& c : g->samples[i].tokens) tokens[i].push_back(c.id);
-                            if (r.logprobs) choices[i] = g->samples[i].tokens;
-                            done[i] = g->samples[i].done;
-                            if (done[i]) results[i] = g->samples[i].result;
-                        }
-                        error = g->error;
-                    }
-                    if (!error.empty()) return false;
-                    if (!sink.is_writable()) return false;
-                    bool all = true;
-                    for (size_t i = 0; i < tokens.size(); i++) {
-                        progress& p = (*state)[i];
-                        if (p.finished) continue;
-                        std::string text = codec.decode(tokens[i]);
-                        const std::string cut = cut_at_stop(text, r.stop);
-                        size_t upto = cut.size();
-                        if (!done[i]) {
-                            upto =
-                                cut.size() < text.size() ? cut.size() : (text.size() > hold ? text.size() - hold : 0);
-                            upto = std::min(upto, cut.size());
-                            while (upto > p.sent && upto < cut.size() && ((unsigned char)cut[upto] & 0xC0) == 0x80)
-                                upto--;  // not inside a UTF-8 character
-                        }
-                        if (upto > p.sent || p.first) {
-                            std::string reasoning, content;
-                            const size_t tag = split_thinking ? cut.find("</think>") : std::string::npos;
-                            if (!split_thinking) {
-                                content = cut.substr(p.sent, upto - p.sent);
-                            } else if (tag == std::string::npos || upto <= tag) {
-                                reasoning = cut.substr(p.sent, upto - p.sent);
-                            } else {
-                                if (p.sent < tag) reasoning = cut.substr(p.sent, tag - p.sent);
-                                const size_t from = std::max(p.sent, tag + 8);
-                                if (upto > from) content = cut.substr(from, upto - from);
-                            }
-                            // the tokens this chunk carries, with their log-probabilities when asked for
-                            sample_out carried;
-                            if (r.logprobs)
-                                for (size_t k = p.tokens_sent; k < choices[i].size(); k++) {
-                                    carried.choices.push_back(choices[i][k]);
-                                    carried.token_texts.push_back(codec.decode({choices[i][k].id}));
-                                }
-                            if (!send(chunk_object(r, id, created, (int)i, content, "", p.first, reasoning, &carried)))
-                                return false;
-                            p.tokens_sent = choices[i].size();
-                            p.first = false;
-                            p.sent = std::max(p.sent, upto);
-                        }
-                        if (done[i]) {
-                            if (!send(chunk_object(r, id, created, (int)i, "", results[i].finish, false))) return false;
-                            p.finished = true;
-                        } else {
-                            all = false;
-                        }
-                    }
-                    if (!all) continue;
-                    if (r.include_usage) {
-                        usage_counts u;
-                        for (const auto& x : results) {
-                            u.completion += (int64_t)x.tokens.size();
-                            u.prompt = x.prompt_tokens;
-                        }
-                        if (!send(usage_chunk(r, id, created, u))) return false;
-                    }
-                    const std::string end = "data: [DONE]\n\n";
-                    sink.write(end.data(), end.size());
-                    sink.done();
-                    return true;
-                }
-            },
+            "text/event-stream", [this, st](size_t, httplib::DataSink& sink) { return pump(*st, sink); },
             [this, g, endpoint, release](bool success) {
-                if (!success || !g->all_done()) cancel(g);  // the client went away: free its sequences
+                if (!success || !g->all_done()) cancel(g);
                 forget(g);
                 release();
                 count(endpoint, success ? 200 : 499);

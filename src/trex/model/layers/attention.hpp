@@ -61,6 +61,12 @@ class attention_layer {
                          const layer_env& env) const;
     void index_cached(std::vector<decode_keys>& out, std::span<attention_cache* const> caches, const block_acts& A,
                       const attention_weights& W, const layer_env& env) const;
+    struct decode_plan;
+    void plan_keys(decode_plan& plan, std::span<attention_cache* const> caches, const std::vector<decode_keys>& chosen,
+                   const layer_env& env) const;
+    void gather_kv(float* kv, const decode_plan& plan, std::span<attention_cache* const> caches, const block_acts& A,
+                   const layer_env& env) const;
+    void advance_caches(std::span<attention_cache* const> caches, const block_acts& A, const layer_env& env) const;
 
     int layer_, ratio_;
 };

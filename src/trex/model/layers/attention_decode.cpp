@@ -138,48 +138,39 @@ void attention_layer::index_cached(std::vector<decode_keys>& out, std::span<atte
     }
 }
 
-void attention_layer::decode(block_acts& A, std::span<attention_cache* const> caches, const attention_weights& W,
-                             const layer_env& env) const {
-    TREX_CHECK(!env.tp, "layer {}: cached decoding under tensor parallelism is not supported", layer_);
-    TREX_CHECK(caches.size() == env.geo.docs.size(), "layer {}: {} caches for {} sequences", layer_, caches.size(),
-               env.geo.docs.size());
-    workspace::scope ws(env.ws);
-    const model_config& cfg = env.cfg;
-    const int m = ratio_;
-    const int64_t N = env.N(), c = cfg.head_dim, H = cfg.num_attention_heads, n_win = cfg.sliding_window;
-    project(A, W, env);
-    if (m > 0) compress_cached(caches, A, W, env);
-    std::vector<decode_keys> chosen;
-    if (m == 4) index_cached(chosen, caches, A, W, env);
-
-    // Per sequence, a region of kv rows: the ring's window positions [w0, len), the new tokens, then the compressed
-    // entries the queries use (HCA: all; CSA: the union of the selections). Key lists as forward builds them:
-    // the window ascending, then the compressed entries ascending.
-    std::vector<int64_t> key_offset{0};
-    std::vector<int32_t> key_idx;
+// Per sequence, a region of kv rows: the ring's window positions [w0, len), the new tokens, then the compressed
+// entries its queries use (HCA: all; CSA: the union of the selections); and every query's key list, as forward
+// builds it: the window ascending, then the compressed entries ascending.
+struct attention_layer::decode_plan {
     struct region {
-        int64_t row0, w0, wc, ne;
-        std::vector<int32_t> row_of;  // CSA: entry → its row in the region (−1: not used)
+        int64_t row0 = 0, w0 = 0, wc = 0, ne = 0;  // first row, first window position, window rows, entry rows
+        std::vector<int32_t> row_of;               // CSA: entry → its row after the new tokens (−1: not used)
     };
-    std::vector<region> regions(caches.size());
+    std::vector<region> regions;
+    std::vector<int64_t> key_offset{0};  // [N + 1]
+    std::vector<int32_t> key_idx;
     int64_t rows = 0;
+};
+
+void attention_layer::plan_keys(decode_plan& plan, std::span<attention_cache* const> caches,
+                                const std::vector<decode_keys>& chosen, const layer_env& env) const {
+    const int m = ratio_;
+    const int64_t c = env.cfg.head_dim, n_win = env.cfg.sliding_window;
+    plan.regions.resize(caches.size());
     for (size_t b = 0; b < caches.size(); b++) {
         const attention_cache& C = *caches[b];
         const doc_span s = env.geo.docs[b];
-        region& R = regions[b];
-        R.row0 = rows;
+        decode_plan::region& R = plan.regions[b];
+        R.row0 = plan.rows;
         R.w0 = std::max<int64_t>(C.len - n_win + 1, 0);
         R.wc = C.len - R.w0;
         const int64_t n_entries = m > 0 ? (int64_t)C.entries.size() / c : 0;
         R.ne = m == 4 ? 0 : n_entries;
-        if (m == 4) {
+        if (m == 4) {  // the entries some query selected, in entry order
             const decode_keys& dk = chosen[b];
             R.row_of.assign((size_t)n_entries, -1);
             for (int64_t j = 0; j < s.len; j++)
-                for (int32_t q = 0; q < dk.nsel[j]; q++) {
-                    int32_t& r = R.row_of[(size_t)dk.sel[(size_t)(j * dk.kw + q)]];
-                    if (r < 0) r = 1;
-                }
+                for (int32_t q = 0; q < dk.nsel[j]; q++) R.row_of[(size_t)dk.sel[(size_t)(j * dk.kw + q)]] = 1;
             for (int32_t& r : R.row_of)
                 if (r >= 0) r = (int32_t)R.ne++;
         }
@@ -187,23 +178,29 @@ void attention_layer::decode(block_acts& A, std::span<attention_cache* const> ca
         for (int64_t j = 0; j < s.len; j++) {
             const int64_t p = C.len + j;
             for (int64_t q = std::max<int64_t>(p - n_win + 1, 0); q <= p; q++)
-                key_idx.push_back((int32_t)(R.row0 + q - R.w0));
+                plan.key_idx.push_back((int32_t)(R.row0 + q - R.w0));
             if (m == 4) {
                 const decode_keys& dk = chosen[b];
                 for (int32_t q = 0; q < dk.nsel[j]; q++)
-                    key_idx.push_back((int32_t)(comp0 + R.row_of[(size_t)dk.sel[(size_t)(j * dk.kw + q)]]));
+                    plan.key_idx.push_back((int32_t)(comp0 + R.row_of[(size_t)dk.sel[(size_t)(j * dk.kw + q)]]));
             } else if (m > 0) {
-                for (int64_t i = 0; i < (p + 1) / m; i++) key_idx.push_back((int32_t)(comp0 + i));
+                for (int64_t i = 0; i < (p + 1) / m; i++) plan.key_idx.push_back((int32_t)(comp0 + i));
             }
-            key_offset.push_back((int64_t)key_idx.size());
+            plan.key_offset.push_back((int64_t)plan.key_idx.size());
         }
-        rows = comp0 + R.ne;
+        plan.rows = comp0 + R.ne;
     }
-    float* kv = ws.floats(std::max<int64_t>(rows, 1) * c);
+}
+
+// kv [plan.rows, c]: each region's window rows from the ring, the new tokens' rows, its compressed entries
+void attention_layer::gather_kv(float* kv, const decode_plan& plan, std::span<attention_cache* const> caches,
+                                const block_acts& A, const layer_env& env) const {
+    const int m = ratio_;
+    const int64_t c = env.cfg.head_dim, n_win = env.cfg.sliding_window;
     for (size_t b = 0; b < caches.size(); b++) {
         const attention_cache& C = *caches[b];
         const doc_span s = env.geo.docs[b];
-        const region& R = regions[b];
+        const decode_plan::region& R = plan.regions[b];
         for (int64_t q = R.w0; q < C.len; q++)
             env.k.copy(kv + (R.row0 + q - R.w0) * c, C.window.data() + (q % n_win) * c, c);
         env.k.copy(kv + (R.row0 + R.wc) * c, A.kv_all.data() + s.start * c, s.len * c);
@@ -215,12 +212,13 @@ void attention_layer::decode(block_acts& A, std::span<attention_cache* const> ca
             env.k.copy(comp, C.entries.data(), R.ne * c);
         }
     }
-    float* P = ws.floats(std::max<int64_t>((int64_t)key_idx.size() * H, 1));
-    env.k.attention_forward(A.o.data(), P, A.q.data(), kv, W.sink, key_offset.data(), key_idx.data(), N, (int)H, c,
-                            1.0 / std::sqrt((double)c));
-    output_forward(A, W, env);
+}
 
-    // the new tokens' window kv into the rings; the sequences advance
+// The new tokens' window kv into the rings; the sequences advance.
+void attention_layer::advance_caches(std::span<attention_cache* const> caches, const block_acts& A,
+                                     const layer_env& env) const {
+    const int m = ratio_;
+    const int64_t c = env.cfg.head_dim, n_win = env.cfg.sliding_window;
     for (size_t b = 0; b < caches.size(); b++) {
         attention_cache& C = *caches[b];
         const doc_span s = env.geo.docs[b];
@@ -231,6 +229,28 @@ void attention_layer::decode(block_acts& A, std::span<attention_cache* const> ca
         if (m > 0) C.pending_from = pending_start(end, m, m == 4);
         C.len = end;
     }
+}
+
+void attention_layer::decode(block_acts& A, std::span<attention_cache* const> caches, const attention_weights& W,
+                             const layer_env& env) const {
+    TREX_CHECK(!env.tp, "layer {}: cached decoding under tensor parallelism is not supported", layer_);
+    TREX_CHECK(caches.size() == env.geo.docs.size(), "layer {}: {} caches for {} sequences", layer_, caches.size(),
+               env.geo.docs.size());
+    workspace::scope ws(env.ws);
+    const int64_t N = env.N(), c = env.cfg.head_dim, H = env.cfg.num_attention_heads;
+    project(A, W, env);
+    if (ratio_ > 0) compress_cached(caches, A, W, env);
+    std::vector<decode_keys> chosen;
+    if (ratio_ == 4) index_cached(chosen, caches, A, W, env);
+    decode_plan plan;
+    plan_keys(plan, caches, chosen, env);
+    float* kv = ws.floats(std::max<int64_t>(plan.rows, 1) * c);
+    gather_kv(kv, plan, caches, A, env);
+    float* P = ws.floats(std::max<int64_t>((int64_t)plan.key_idx.size() * H, 1));
+    env.k.attention_forward(A.o.data(), P, A.q.data(), kv, W.sink, plan.key_offset.data(), plan.key_idx.data(), N,
+                            (int)H, c, 1.0 / std::sqrt((double)c));
+    output_forward(A, W, env);
+    advance_caches(caches, A, env);
 }
 
 }  // namespace trex
