@@ -52,6 +52,7 @@ packages=(
   # trex eval: HTTP(S) client for OpenAI-compatible endpoints (and the loopback test server)
   libcpp-httplib-dev libssl-dev
   libseccomp-dev           # trex eval: the seccomp filter of the sandbox that runs model-written code
+  python3-doc              # trex recipe: the base model's general-text corpus (the Python reference's sources)
 )
 if [ "$with_fuzz" -eq 1 ]; then
   # scripts/fuzz.sh: clang++-14; libclang-rt-14-dev holds its ASan/UBSan and libFuzzer runtimes (-fsanitize=fuzzer

@@ -14,6 +14,7 @@ void register_all(CLI::App& app) {
     register_score(app);
     register_generate(app);
     register_serve(app);
+    register_recipe(app);
 }
 
 }  // namespace trex::cli

@@ -21,6 +21,7 @@ void register_tokenizer(CLI::App& app);
 void register_score(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_serve(CLI::App& app);
+void register_recipe(CLI::App& app);
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);
