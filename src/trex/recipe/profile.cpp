@@ -59,7 +59,7 @@ profile demo() {
 profile quick() {
     profile p = demo();
     p.name = "quick";
-    p.summary = "a larger model (configs/v4-recipe-quick.json) and longer stages, about an hour on 2 cores";
+    p.summary = "a larger model (configs/v4-recipe-quick.json) and longer stages (not yet timed on 2 cores)";
     p.model = "configs/v4-recipe-quick.json";
     p.vocab_size = 8192;
     p.sft_count = 6000;
@@ -77,7 +77,7 @@ profile quick() {
 profile full() {
     profile p = quick();
     p.name = "full";
-    p.summary = "a v4-small-class model (configs/v4-recipe-full.json), the 10K SFT set, hours";
+    p.summary = "a v4-small-class model (configs/v4-recipe-full.json), the 10K SFT set (many hours; not yet run)";
     p.model = "configs/v4-recipe-full.json";
     p.vocab_size = 16384;
     p.sft_count = 10000;
