@@ -40,18 +40,19 @@ profile smoke() {
 profile demo() {
     profile p;
     p.name = "demo";
-    p.summary = "the README's main job: v4-tiny (~13M parameters), small OR sets, about 20 minutes on 2 cores";
+    p.summary = "the README's main job: v4-tiny (~13M parameters), small OR sets, about 21 minutes on 2 cores";
     p.sft_count = 3000;
-    p.test_count = 90;
-    p.transfer_count = 45;
+    p.test_count = 60;
+    p.transfer_count = 30;
     p.cpt_documents = 600;
     p.transfer_families = kTransferFamilies;
     p.categories = kCategories;
     p.general_bytes = 6'000'000;
     p.base = {100, 8, 256, 5e-3, 10};
     p.cpt = {60, 8, 256, 3e-3, 5};
-    p.sft = {120, 4, 1024, 2e-3, 10};
-    p.max_tokens = 768;
+    p.sft = {120, 2, 2048, 2e-3, 10};
+    p.max_position = 2048;
+    p.max_tokens = 1024;
     p.local_batch = 8;
     return p;
 }
@@ -69,7 +70,7 @@ profile quick() {
     p.general_bytes = 12'000'000;
     p.base = {400, 8, 512, 3e-3, 20};
     p.cpt = {250, 8, 512, 2e-3, 10};
-    p.sft = {400, 8, 1024, 1.5e-3, 20};
+    p.sft = {400, 4, 2048, 1.5e-3, 20};
     p.eval_forms = {"lp", "pulp"};
     return p;
 }
@@ -88,7 +89,7 @@ profile full() {
     p.general_bytes = 0;  // everything the sources have
     p.base = {3000, 8, 1024, 2e-3, 100};
     p.cpt = {1500, 8, 1024, 1.5e-3, 50};
-    p.sft = {2000, 8, 1024, 1e-3, 50};
+    p.sft = {2000, 4, 2048, 1e-3, 50};
     p.max_position = 2048;
     p.max_tokens = 1024;
     return p;

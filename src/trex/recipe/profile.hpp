@@ -25,6 +25,7 @@ struct profile {
     std::string model = "embedded:v4-tiny";
     int vocab_size = 4096;
     int max_position = 1024;  // the config's max_position_embeddings: prompt + answer of an SFT sample fit
+                              // (the SFT seq: a longer sample is truncated and its answer's end never trained)
 
     // OR data (trex data build): SFT samples and held-out instances of the training families; a second build of
     // held-out test items of families the model never trains on (transfer).

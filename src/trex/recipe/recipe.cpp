@@ -216,7 +216,7 @@ stage tokenizer_stage(const paths& p, const profile& pr) {
     s.name = "tokenizer";
     s.deps = {"data", "corpus"};
     s.outputs = {"tokenizer"};
-    s.definition = fmt::format("vocab {}", pr.vocab_size);
+    s.definition = fmt::format("vocab {}\n", pr.vocab_size) + tok::trained_pre_tokenizer(false).dump();
     const size_t vocab = (size_t)pr.vocab_size;
     s.run = [p, vocab](const stage_context&) {
         const auto docs = tokenizer_documents(p);
@@ -238,7 +238,9 @@ stage train_stage(const paths& p, const train_stage_spec& t, std::vector<std::st
     s.name = t.name;
     s.deps = std::move(deps);
     s.outputs = {"runs/" + t.name + "/checkpoints"};
-    s.definition = train_toml(p, t, t.init_from.empty() ? "" : "<" + t.init_from + ">");
+    // the TOML names the model config by path: its text is part of what defines the stage
+    s.definition =
+        train_toml(p, t, t.init_from.empty() ? "" : "<" + t.init_from + ">") + read_file(p.at("configs/model.json"));
     s.run = [p, t](const stage_context& c) {
         const std::string init = t.init_from.empty() ? "" : latest_checkpoint(p, t.init_from);
         const std::string cfg = "configs/train-" + t.name + ".toml";
