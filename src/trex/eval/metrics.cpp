@@ -7,6 +7,7 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/html.hpp"
+#include "trex/base/table.hpp"
 
 namespace trex::eval {
 
@@ -45,7 +46,7 @@ sample_record sample_from_json(const ojson& j) {
         r.difficulty = j.value("difficulty", "");
         const ojson& t = j.at("truth");
         const std::string k = t.at("kind").get<std::string>();
-        r.truth.kind = k == "objective" ? truth_kind::objective
+        r.truth.kind = k == "objective"     ? truth_kind::objective
                        : k == "no_solution" ? truth_kind::no_solution
                        : k == "structure"   ? truth_kind::structure
                                             : truth_kind::unknown;
@@ -183,14 +184,73 @@ ojson group_json(const group_stats& g) {
     return j;
 }
 
-std::string pct(double x) { return fmt::format("{:.2f}", 100.0 * x); }
+std::string pct(double x) {
+    return fmt::format("{:.2f}", 100.0 * x);
+}
 
-std::string esc(const std::string& s) { return html_escape(s); }
+std::string esc(const std::string& s) {
+    return html_escape(s);
+}
 
 std::string md_cell(const std::string& s) {
     std::string o;
     for (char c : s) o += c == '|' ? std::string("\\|") : std::string(1, c);
     return o;
+}
+
+// The pass@k columns of the reports: every k but 1 (Pass@1 has its own).
+std::vector<int> extra_ks(const eval_summary& s) {
+    std::vector<int> ks;
+    for (int k : s.ks)
+        if (k != 1) ks.push_back(k);
+    return ks;
+}
+
+std::vector<std::string> results_row(const std::string& name, const group_stats& g, const std::vector<int>& ks) {
+    std::vector<std::string> row = {name, fmt::format("{}", g.items), fmt::format("{}", g.samples), pct(g.pass1)};
+    for (int k : ks) row.push_back(g.pass_k.count(k) ? pct(g.pass_k.at(k)) : "–");
+    for (int f = 0; f < failure_count; f++) row.push_back(fmt::format("{}", g.outcomes[(size_t)f]));
+    return row;
+}
+
+// The macro average over benchmarks, in bold (the outcome columns empty).
+std::vector<std::string> average_row(const eval_summary& s, const std::vector<int>& ks) {
+    std::vector<std::string> row = {"**average over benchmarks**", "", "", "**" + pct(s.macro_pass1) + "**"};
+    for (int k : ks) row.push_back(s.macro_pass_k.count(k) ? "**" + pct(s.macro_pass_k.at(k)) + "**" : "–");
+    return row;
+}
+
+// One row per benchmark; with several, the macro average and all items together.
+table results_table(const eval_summary& s) {
+    const std::vector<int> ks = extra_ks(s);
+    table t;
+    t.add_column("benchmark");
+    for (const char* h : {"items", "samples", "Pass@1 (%)"}) t.add_column(h, column_align::right);
+    for (int k : ks) t.add_column(fmt::format("pass@{} (%)", k), column_align::right);
+    for (int f = 0; f < failure_count; f++) t.add_column(failure_name((failure)f), column_align::right);
+    for (auto& [name, g] : s.benchmark) t.add_row(results_row(name, g, ks));
+    if (s.benchmark.size() > 1) {
+        t.add_row(average_row(s, ks));
+        t.add_row(results_row("all items", s.micro, ks));
+    }
+    return t;
+}
+
+// The benchmarks split by "category" or "difficulty".
+const std::map<std::string, std::map<std::string, group_stats>>& breakdown(const eval_summary& s,
+                                                                           const std::string& which) {
+    return which == "category" ? s.category : s.difficulty;
+}
+
+table breakdown_table(const eval_summary& s, const std::string& which) {
+    table t;
+    t.add_column("benchmark");
+    t.add_column(which);
+    for (const char* h : {"items", "Pass@1 (%)", "correct / samples"}) t.add_column(h, column_align::right);
+    for (auto& [bn, m] : breakdown(s, which))
+        for (auto& [v, g] : m)
+            t.add_row({bn, v, fmt::format("{}", g.items), pct(g.pass1), fmt::format("{} / {}", g.correct, g.samples)});
+    return t;
 }
 
 const char* kColors[failure_count] = {"#2e7d32", "#9e9e9e", "#6d4c41", "#c62828", "#ad1457",
@@ -209,9 +269,8 @@ ojson summary_json(const eval_summary& s) {
     j["macro_average"] = avg;
     j["all_items"] = group_json(s.micro);
     for (const char* which : {"category", "difficulty"}) {
-        const auto& src = std::string(which) == "category" ? s.category : s.difficulty;
         ojson o = ojson::object();
-        for (auto& [bn, m] : src)
+        for (auto& [bn, m] : breakdown(s, which))
             for (auto& [v, g] : m) o[bn][v] = group_json(g);
         j[std::string("by_") + which] = o;
     }
@@ -222,41 +281,13 @@ std::string report_markdown(const eval_summary& s, const ojson& run) {
     std::string o = "# trex eval report\n\n";
     for (auto it = run.begin(); it != run.end(); ++it) {
         if (it.key() == "skipped") continue;
-        o += fmt::format("- **{}**: {}\n", it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+        o += fmt::format("- **{}**: {}\n", it.key(),
+                         it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
     }
-    o += "\n## Results\n\n| benchmark | items | samples | Pass@1 (%) |";
-    std::vector<int> ks;
-    for (int k : s.ks)
-        if (k != 1) ks.push_back(k);
-    for (int k : ks) o += fmt::format(" pass@{} (%) |", k);
-    for (int f = 0; f < failure_count; f++) o += fmt::format(" {} |", failure_name((failure)f));
-    o += "\n|---|---:|---:|---:|";
-    for (size_t i = 0; i < ks.size(); i++) o += "---:|";
-    for (int f = 0; f < failure_count; f++) o += "---:|";
-    o += "\n";
-    auto row = [&](const std::string& name, const group_stats& g) {
-        o += fmt::format("| {} | {} | {} | {} |", md_cell(name), g.items, g.samples, pct(g.pass1));
-        for (int k : ks) o += g.pass_k.count(k) ? fmt::format(" {} |", pct(g.pass_k.at(k))) : " – |";
-        for (int f = 0; f < failure_count; f++) o += fmt::format(" {} |", g.outcomes[(size_t)f]);
-        o += "\n";
-    };
-    for (auto& [name, g] : s.benchmark) row(name, g);
-    if (s.benchmark.size() > 1) {
-        o += fmt::format("| **average over benchmarks** | | | **{}** |", pct(s.macro_pass1));
-        for (int k : ks) o += s.macro_pass_k.count(k) ? fmt::format(" **{}** |", pct(s.macro_pass_k.at(k))) : " – |";
-        for (int f = 0; f < failure_count; f++) o += " |";
-        o += "\n";
-        row("all items", s.micro);
-    }
+    o += "\n## Results\n\n" + results_table(s).markdown();
     for (const char* which : {"category", "difficulty"}) {
-        const auto& src = std::string(which) == "category" ? s.category : s.difficulty;
-        if (src.empty()) continue;
-        o += fmt::format("\n## By {}\n\n| benchmark | {} | items | Pass@1 (%) | correct / samples |\n|---|---|---:|---:|---:|\n",
-                         which, which);
-        for (auto& [bn, m] : src)
-            for (auto& [v, g] : m)
-                o += fmt::format("| {} | {} | {} | {} | {} / {} |\n", md_cell(bn), md_cell(v), g.items, pct(g.pass1),
-                                 g.correct, g.samples);
+        if (breakdown(s, which).empty()) continue;
+        o += fmt::format("\n## By {}\n\n", which) + breakdown_table(s, which).markdown();
     }
     o += "\n## Failure taxonomy (samples)\n\n";
     for (int f = 1; f < failure_count; f++)
@@ -274,7 +305,7 @@ std::string report_html(const eval_summary& s, const ojson& run) {
     std::string o =
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>trex eval report</title><style>"
         "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
-        "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}"
+        "td,th{border:1px solid #ccc;padding:3px 8px}"
         "th{background:#f0f0f0}</style></head><body>\n<h1>trex eval report</h1>\n<ul>\n";
     for (auto it = run.begin(); it != run.end(); ++it) {
         if (it.key() == "skipped") continue;
@@ -291,17 +322,18 @@ std::string report_html(const eval_summary& s, const ojson& run) {
                      (int)bars.size() * (bh + 6) + 24);
     for (int t = 0; t <= 4; t++) {
         const int x = label_w + t * (W - label_w - 60) / 4;
-        o += fmt::format("<line x1=\"{0}\" y1=\"0\" x2=\"{0}\" y2=\"{1}\" stroke=\"#ddd\"/><text x=\"{0}\" y=\"{2}\" "
-                         "text-anchor=\"middle\">{3}%</text>\n",
-                         x, (int)bars.size() * (bh + 6), (int)bars.size() * (bh + 6) + 16, t * 25);
+        o += fmt::format(
+            "<line x1=\"{0}\" y1=\"0\" x2=\"{0}\" y2=\"{1}\" stroke=\"#ddd\"/><text x=\"{0}\" y=\"{2}\" "
+            "text-anchor=\"middle\">{3}%</text>\n",
+            x, (int)bars.size() * (bh + 6), (int)bars.size() * (bh + 6) + 16, t * 25);
     }
     for (size_t i = 0; i < bars.size(); i++) {
         const int y = (int)i * (bh + 6);
         const int w = (int)std::lround(bars[i].second * (W - label_w - 60));
-        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{}\" y=\"{}\" width=\"{}\" "
-                         "height=\"{}\" fill=\"#1565c0\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
-                         label_w - 6, y + 15, esc(bars[i].first), label_w, y, w, bh, label_w + w + 4, y + 15,
-                         pct(bars[i].second));
+        o += fmt::format(
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect x=\"{}\" y=\"{}\" width=\"{}\" "
+            "height=\"{}\" fill=\"#1565c0\"/><text x=\"{}\" y=\"{}\">{}%</text>\n",
+            label_w - 6, y + 15, esc(bars[i].first), label_w, y, w, bh, label_w + w + 4, y + 15, pct(bars[i].second));
     }
     o += "</svg>\n<h2>Outcomes by benchmark</h2>\n";
     // stacked outcome bars
@@ -311,14 +343,16 @@ std::string report_html(const eval_summary& s, const ojson& run) {
                      (int)rows.size() * (bh + 6) + 40);
     for (size_t i = 0; i < rows.size(); i++) {
         const int y = (int)i * (bh + 6);
-        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_w - 6, y + 15, esc(rows[i].first));
+        o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_w - 6, y + 15,
+                         esc(rows[i].first));
         double x = label_w;
         const double total = (double)std::max(1L, rows[i].second->samples);
         for (int f = 0; f < failure_count; f++) {
             const double w = (double)rows[i].second->outcomes[(size_t)f] / total * (W - label_w - 20);
             if (w <= 0) continue;
-            o += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
-                             x, y, w, bh, kColors[f], failure_name((failure)f), rows[i].second->outcomes[(size_t)f]);
+            o += fmt::format(
+                "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>\n",
+                x, y, w, bh, kColors[f], failure_name((failure)f), rows[i].second->outcomes[(size_t)f]);
             x += w;
         }
     }
@@ -326,47 +360,18 @@ std::string report_html(const eval_summary& s, const ojson& run) {
         int x = 0;
         const int y = (int)rows.size() * (bh + 6) + 12;
         for (int f = 0; f < failure_count; f++) {
-            o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
-                             x, y, kColors[f], x + 13, y + 9, failure_name((failure)f));
+            o += fmt::format(
+                "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>\n",
+                x, y, kColors[f], x + 13, y + 9, failure_name((failure)f));
             x += 13 + 7 * (int)std::string(failure_name((failure)f)).size() + 10;
         }
     }
     o += "</svg>\n";
-    // the Markdown tables as HTML tables
-    std::vector<int> ks;
-    for (int k : s.ks)
-        if (k != 1) ks.push_back(k);
-    o += "<h2>Results</h2>\n<table><tr><th>benchmark</th><th>items</th><th>samples</th><th>Pass@1 (%)</th>";
-    for (int k : ks) o += fmt::format("<th>pass@{} (%)</th>", k);
-    for (int f = 0; f < failure_count; f++) o += fmt::format("<th>{}</th>", failure_name((failure)f));
-    o += "</tr>\n";
-    auto row = [&](const std::string& name, const group_stats& g, bool bold) {
-        o += fmt::format("<tr><td>{}{}{}</td><td>{}</td><td>{}</td><td>{}</td>", bold ? "<b>" : "", esc(name),
-                         bold ? "</b>" : "", g.items, g.samples, pct(g.pass1));
-        for (int k : ks) o += g.pass_k.count(k) ? fmt::format("<td>{}</td>", pct(g.pass_k.at(k))) : "<td>–</td>";
-        for (int f = 0; f < failure_count; f++) o += fmt::format("<td>{}</td>", g.outcomes[(size_t)f]);
-        o += "</tr>\n";
-    };
-    for (auto& [n, g] : s.benchmark) row(n, g, false);
-    if (s.benchmark.size() > 1) {
-        o += fmt::format("<tr><td><b>average over benchmarks</b></td><td></td><td></td><td><b>{}</b></td>",
-                         pct(s.macro_pass1));
-        for (int k : ks) o += s.macro_pass_k.count(k) ? fmt::format("<td><b>{}</b></td>", pct(s.macro_pass_k.at(k))) : "<td>–</td>";
-        for (int f = 0; f < failure_count; f++) o += "<td></td>";
-        o += "</tr>\n";
-        row("all items", s.micro, true);
-    }
-    o += "</table>\n";
+    // the Markdown report's tables
+    o += "<h2>Results</h2>\n" + results_table(s).html();
     for (const char* which : {"category", "difficulty"}) {
-        const auto& src = std::string(which) == "category" ? s.category : s.difficulty;
-        if (src.empty()) continue;
-        o += fmt::format("<h2>By {}</h2>\n<table><tr><th>benchmark</th><th>{}</th><th>items</th><th>Pass@1 (%)</th>"
-                         "<th>correct / samples</th></tr>\n", which, which);
-        for (auto& [bn, m] : src)
-            for (auto& [v, g] : m)
-                o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>\n", esc(bn),
-                                 esc(v), g.items, pct(g.pass1), g.correct, g.samples);
-        o += "</table>\n";
+        if (breakdown(s, which).empty()) continue;
+        o += fmt::format("<h2>By {}</h2>\n", which) + breakdown_table(s, which).html();
     }
     if (run.contains("skipped") && !run["skipped"].empty()) {
         o += "<h2>Skipped records</h2>\n<ul>\n";

@@ -26,13 +26,6 @@ uint64_t hash_text(const std::string& s) {
     return XXH64(s.data(), s.size(), 0);
 }
 
-// Hash of the n words starting at words[i] (joined by one space).
-uint64_t ngram_hash(const std::vector<std::string>& words, size_t i, int n) {
-    std::string g;
-    for (int k = 0; k < n; k++) (g += words[i + (size_t)k]) += ' ';
-    return hash_text(g);
-}
-
 // Every word n-gram of the benchmarks' questions.
 std::unordered_set<uint64_t> benchmark_ngrams(const corpus_options& opt, size_t* questions) {
     std::unordered_set<uint64_t> grams;
@@ -40,8 +33,7 @@ std::unordered_set<uint64_t> benchmark_ngrams(const corpus_options& opt, size_t*
         eval::load_report rep;
         const auto items = eval::load_benchmark(path, eval::load_options{}, &rep);
         for (const auto& it : items) {
-            const auto w = optmodel::words_of(it.question);
-            for (size_t i = 0; i + (size_t)opt.n <= w.size(); i++) grams.insert(ngram_hash(w, i, opt.n));
+            for (uint64_t h : optmodel::word_ngrams(it.question, opt.n)) grams.insert(h);
             (*questions)++;
         }
     }
@@ -50,9 +42,8 @@ std::unordered_set<uint64_t> benchmark_ngrams(const corpus_options& opt, size_t*
 
 bool overlaps(const std::string& paragraph, const std::unordered_set<uint64_t>& grams, int n) {
     if (grams.empty()) return false;
-    const auto w = optmodel::words_of(paragraph);
-    for (size_t i = 0; i + (size_t)n <= w.size(); i++)
-        if (grams.count(ngram_hash(w, i, n))) return true;
+    for (uint64_t h : optmodel::word_ngrams(paragraph, n))
+        if (grams.count(h)) return true;
     return false;
 }
 

@@ -10,6 +10,7 @@
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
 #include "trex/base/html.hpp"
+#include "trex/base/table.hpp"
 #include "trex/train/report.hpp"
 
 namespace trex::recipe {
@@ -19,42 +20,12 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-// Markdown's **bold** markers removed (HTML cells).
-std::string unbold(std::string s) {
-    for (size_t p; (p = s.find("**")) != std::string::npos;) s.erase(p, 2);
-    return s;
+// A table of names then numbers: the first column left-aligned, the others right-aligned.
+table numbers_table(const std::vector<std::string>& heads) {
+    table t;
+    for (size_t i = 0; i < heads.size(); i++) t.add_column(heads[i], i == 0 ? column_align::left : column_align::right);
+    return t;
 }
-
-// A table rendered both as Markdown and as HTML.
-struct table {
-    std::vector<std::string> head;
-    std::vector<std::vector<std::string>> rows;
-
-    std::string markdown() const {
-        std::string o = "|";
-        for (const auto& h : head) o += " " + h + " |";
-        o += "\n|";
-        for (size_t i = 0; i < head.size(); i++) o += i == 0 ? "---|" : "---:|";
-        o += "\n";
-        for (const auto& r : rows) {
-            o += "|";
-            for (const auto& c : r) o += " " + c + " |";
-            o += "\n";
-        }
-        return o;
-    }
-    std::string html() const {
-        std::string o = "<table>\n<tr>";
-        for (const auto& h : head) o += "<th>" + html_escape(h) + "</th>";
-        o += "</tr>\n";
-        for (const auto& r : rows) {
-            o += "<tr>";
-            for (const auto& c : r) o += "<td>" + html_escape(unbold(c)) + "</td>";
-            o += "</tr>\n";
-        }
-        return o + "</table>\n";
-    }
-};
 
 // The report as sections, each rendered to both formats.
 struct document {
@@ -166,9 +137,9 @@ void pass_section(document& d, const report_inputs& in, const pass_table& t, ojs
         "Held-out instances of the training families (heldout-*) and of families the SFT set never contains "
         "(transfer-*), one set per problem representation (DP, DT, DPS); each answer is executed by the harness "
         "and judged on the objective of the solve it ran (absolute tolerance 1e-6).");
-    table tab;
-    tab.head = {"set", "form"};
-    for (const auto& m : in.models) tab.head.push_back(m);
+    std::vector<std::string> heads = {"set", "form"};
+    heads.insert(heads.end(), in.models.begin(), in.models.end());
+    table tab = numbers_table(heads);
     ojson sets = ojson::object(), real = ojson::object();
     for (const auto& set : in.sets)
         for (const auto& f : in.forms) {
@@ -178,7 +149,7 @@ void pass_section(document& d, const report_inputs& in, const pass_table& t, ojs
                 row.push_back(pct(t.v.at(m).at(f).at(set)));
                 vals[summary_key(m)] = t.v.at(m).at(f).at(set);
             }
-            tab.rows.push_back(row);
+            tab.add_row(row);
             (synthetic_set(set) ? sets : real)[set][f] = vals;
         }
     ojson avg = ojson::object(), real_avg = ojson::object();
@@ -188,7 +159,7 @@ void pass_section(document& d, const report_inputs& in, const pass_table& t, ojs
         real_avg[summary_key(m)] = mean_pass(t, in, m, false);
         row.push_back("**" + pct(avg[summary_key(m)]) + "**");
     }
-    tab.rows.push_back(row);
+    tab.add_row(row);
     d.add(tab);
     summary["pass_at_1_avg"] = avg;
     summary["sets"] = sets;
@@ -213,9 +184,9 @@ void outcome_section(document& d, const report_inputs& in, ojson& summary) {
         }
     if (names.empty()) return;
     d.heading("How the answers ended (samples, every set and form)");
-    table tab;
-    tab.head = {"model"};
-    tab.head.insert(tab.head.end(), names.begin(), names.end());
+    std::vector<std::string> heads = {"model"};
+    heads.insert(heads.end(), names.begin(), names.end());
+    table tab = numbers_table(heads);
     ojson o = ojson::object();
     for (const auto& m : in.models) {
         std::vector<std::string> row = {m};
@@ -224,7 +195,7 @@ void outcome_section(document& d, const report_inputs& in, ojson& summary) {
             row.push_back(std::to_string(c));
             o[summary_key(m)][n] = c;
         }
-        tab.rows.push_back(row);
+        tab.add_row(row);
     }
     d.add(tab);
     summary["outcomes"] = o;
@@ -246,9 +217,9 @@ void family_section(document& d, const report_inputs& in, const pass_table& t) {
         }
     if (fam.empty()) return;
     d.heading("Pass@1 (%) by problem family");
-    table tab;
-    tab.head = {"family", "items"};
-    for (const auto& m : in.models) tab.head.push_back(m);
+    std::vector<std::string> heads = {"family", "items"};
+    heads.insert(heads.end(), in.models.begin(), in.models.end());
+    table tab = numbers_table(heads);
     for (const auto& [name, per] : fam) {
         std::vector<std::string> row = {name, fmt::format("{:.0f}", per.begin()->second.second)};
         for (const auto& m : in.models) {
@@ -257,7 +228,7 @@ void family_section(document& d, const report_inputs& in, const pass_table& t) {
                               ? "–"
                               : fmt::format("{:.1f}", 100.0 * it->second.first / it->second.second));
         }
-        tab.rows.push_back(row);
+        tab.add_row(row);
     }
     d.add(tab);
 }
@@ -267,15 +238,14 @@ void perplexity_section(document& d, const report_inputs& in, ojson& summary) {
     d.para(
         "Forgetting: the base model's perplexity on general text it never trained on, against the models after "
         "CPT and SFT.");
-    table tab;
-    tab.head = {"model", "tokens", "mean NLL (nats)", "perplexity"};
+    table tab = numbers_table({"model", "tokens", "mean NLL (nats)", "perplexity"});
     ojson ppl = ojson::object();
     for (const auto& r : in.training_runs) {
         const ojson s = read_json_or_null(in.out_dir + "/perplexity/" + r + ".json");
         ppl[summary_key(r)] = s.is_object() ? s["perplexity"] : ojson();
-        tab.rows.push_back({r, s.is_object() ? std::to_string(s.value("tokens", 0L)) : "–",
-                            s.is_object() ? fmt::format("{:.4f}", s.value("mean_nll", 0.0)) : "–",
-                            s.is_object() ? fmt::format("{:.2f}", s.value("perplexity", 0.0)) : "–"});
+        tab.add_row({r, s.is_object() ? std::to_string(s.value("tokens", 0L)) : "–",
+                     s.is_object() ? fmt::format("{:.4f}", s.value("mean_nll", 0.0)) : "–",
+                     s.is_object() ? fmt::format("{:.2f}", s.value("perplexity", 0.0)) : "–"});
     }
     d.add(tab);
     summary["perplexity"] = ppl;
@@ -283,17 +253,16 @@ void perplexity_section(document& d, const report_inputs& in, ojson& summary) {
 
 void training_section(document& d, const report_inputs& in, ojson& summary) {
     d.heading("Training");
-    table tab;
-    tab.head = {"run", "steps", "first loss", "last loss", "tokens/s", "MFU (%)"};
+    table tab = numbers_table({"run", "steps", "first loss", "last loss", "tokens/s", "MFU (%)"});
     std::vector<svg_series> pre, sft;
     const char* colors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"};
     ojson tr = ojson::object();
     size_t k = 0;
     for (const auto& r : in.training_runs) {
         const metrics_rows m = read_metrics(in.out_dir + "/runs/" + r + "/metrics.jsonl");
-        tab.rows.push_back({r, std::to_string(m.steps), fmt::format("{:.4f}", m.first_loss),
-                            fmt::format("{:.4f}", m.last_loss), fmt::format("{:.0f}", m.tokens_per_s),
-                            m.mfu_steps ? fmt::format("{:.1f}", 100.0 * m.mfu) : "–"});
+        tab.add_row({r, std::to_string(m.steps), fmt::format("{:.4f}", m.first_loss),
+                     fmt::format("{:.4f}", m.last_loss), fmt::format("{:.0f}", m.tokens_per_s),
+                     m.mfu_steps ? fmt::format("{:.1f}", 100.0 * m.mfu) : "–"});
         tr[summary_key(r)] = {{"steps", m.steps},
                               {"first_loss", m.first_loss},
                               {"last_loss", m.last_loss},
@@ -310,16 +279,15 @@ void training_section(document& d, const report_inputs& in, ojson& summary) {
 
 void stages_section(document& d, const report_inputs& in, ojson& summary) {
     d.heading("Wall time per stage");
-    table tab;
-    tab.head = {"stage", "wall (s)", "this run"};
+    table tab = numbers_table({"stage", "wall (s)", "this run"});
     ojson st = ojson::object();
     double total = 0;
     for (const auto& s : in.stages) {
-        tab.rows.push_back({s.name, fmt::format("{:.1f}", s.wall_s), s.skipped ? "skipped (done before)" : "ran"});
+        tab.add_row({s.name, fmt::format("{:.1f}", s.wall_s), s.skipped ? "skipped (done before)" : "ran"});
         st[s.name] = {{"wall_s", s.wall_s}, {"skipped", s.skipped}};
         total += s.wall_s;
     }
-    tab.rows.push_back({"**total**", fmt::format("{:.1f}", total), ""});
+    tab.add_row({"**total**", fmt::format("{:.1f}", total), ""});
     d.add(tab);
     summary["stages"] = st;
     summary["wall_s_total"] = total;

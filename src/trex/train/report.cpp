@@ -10,6 +10,7 @@
 
 #include "trex/base/files.hpp"
 #include "trex/base/html.hpp"
+#include "trex/base/table.hpp"
 
 namespace fs = std::filesystem;
 
@@ -27,6 +28,40 @@ double nice_step(double range, int ticks) {
     for (double m : {1.0, 2.0, 5.0, 10.0})
         if (raw <= m * mag) return m * mag;
     return 10.0 * mag;
+}
+
+// Sums over the logged steps of a run (metrics.jsonl).
+struct run_totals {
+    int64_t skipped = 0, spikes = 0;
+    double tps_sum = 0, mfu_sum = 0, rss = 0;
+    int64_t mfu_n = 0;  // steps with an MFU (null where the peak could not be validated)
+};
+
+// The report's two-column summary: losses of the first and last logged steps, throughput, MFU, memory, anomalies.
+table summary_table(const std::vector<nlohmann::json>& rows, const run_totals& t, double peak_gflops) {
+    const size_t n = rows.size();
+    const auto& last = n ? rows.back() : nlohmann::json::object();
+    const auto& first = n ? rows.front() : nlohmann::json::object();
+    table summary;
+    summary.add_column("");
+    summary.add_column("");
+    summary.add_row({"steps logged", fmt::format("{} (last step {})", n, last.value("step", 0))});
+    summary.add_row({"loss", fmt::format("{:.4f} → {:.4f}", first.value("loss", NAN), last.value("loss", NAN))});
+    summary.add_row({"LM / MTP / balance / indexer (last)",
+                     fmt::format("{:.4f} / {:.4f} / {:.6f} / {:.4f}", last.value("lm", NAN), last.value("mtp", NAN),
+                                 last.value("bal", NAN), last.value("idx", NAN))});
+    summary.add_row({"tokens seen", fmt::format("{}", last.value("tokens", 0))});
+    summary.add_row({"mean tokens/s", fmt::format("{:.1f}", n ? t.tps_sum / n : 0.0)});
+    if (t.mfu_n > 0)
+        summary.add_row({"mean MFU", fmt::format("{:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak; {} of {} steps)",
+                                                 100 * t.mfu_sum / t.mfu_n, peak_gflops, t.mfu_n, n)});
+    else
+        summary.add_row(
+            {"mean MFU", "not reported (the peak could not be validated on this machine: see the run's log)"});
+    if (t.rss > 0) summary.add_row({"peak resident memory (rank 0)", fmt::format("{:.1f} MiB", t.rss)});
+    summary.add_row({"skipped updates (non-finite)", fmt::format("{}", t.skipped)});
+    summary.add_row({"loss spikes", fmt::format("{}", t.spikes)});
+    return summary;
 }
 
 }  // namespace
@@ -142,9 +177,7 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
     }
     svg_series total{"total", "#1f77b4", {}, {}}, lm{"LM", "#2ca02c", {}, {}}, mtp{"MTP", "#ff7f0e", {}, {}},
         tps{"tokens/s", "#9467bd", {}, {}}, gn{"grad norm", "#d62728", {}, {}};
-    int64_t skipped = 0, spikes = 0;
-    double tps_sum = 0, mfu_sum = 0, rss = 0;
-    int64_t mfu_n = 0;  // steps with an MFU (null where the peak could not be validated)
+    run_totals t;
     std::vector<std::vector<double>> heat;
     for (const auto& r : rows) {
         const double s = r.value("step", 0.0);
@@ -153,14 +186,14 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
         mtp.x.push_back(s), mtp.y.push_back(r.value("mtp", NAN));
         tps.x.push_back(s), tps.y.push_back(r.value("tokens_per_s", NAN));
         gn.x.push_back(s), gn.y.push_back(r.value("grad_norm", NAN));
-        skipped += r.value("skipped", false);
-        spikes += r.value("spike", false);
-        tps_sum += r.value("tokens_per_s", 0.0);
+        t.skipped += r.value("skipped", false);
+        t.spikes += r.value("spike", false);
+        t.tps_sum += r.value("tokens_per_s", 0.0);
         if (r.contains("mfu") && r["mfu"].is_number()) {
-            mfu_sum += r["mfu"].get<double>();
-            mfu_n++;
+            t.mfu_sum += r["mfu"].get<double>();
+            t.mfu_n++;
         }
-        rss = std::max(rss, r.value("peak_rss_mib", 0.0));  // absent in metrics of older runs
+        t.rss = std::max(t.rss, r.value("peak_rss_mib", 0.0));  // absent in metrics of older runs
     }
     // expert load heat map: tokens per expert summed over the last (up to) 20 logged steps
     for (size_t i = rows.size() > 20 ? rows.size() - 20 : 0; i < rows.size(); i++) {
@@ -181,25 +214,10 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
     write_file_atomic((d / "grad_norm.svg").string(), gn_svg);
     if (!heat_svg.empty()) write_file_atomic((d / "expert_load.svg").string(), heat_svg);
 
-    const size_t n = rows.size();
-    const auto& last = n ? rows.back() : nlohmann::json::object();
-    const auto& first = n ? rows.front() : nlohmann::json::object();
+    const table summary = summary_table(rows, t, peak_gflops);
     std::string md;
     md += fmt::format("# Run report: {}\n\n", name);
-    md += "| | |\n|---|---|\n";
-    md += fmt::format("| steps logged | {} (last step {}) |\n", n, last.value("step", 0));
-    md += fmt::format("| loss | {:.4f} → {:.4f} |\n", first.value("loss", NAN), last.value("loss", NAN));
-    md += fmt::format("| LM / MTP / balance / indexer (last) | {:.4f} / {:.4f} / {:.6f} / {:.4f} |\n",
-                      last.value("lm", NAN), last.value("mtp", NAN), last.value("bal", NAN), last.value("idx", NAN));
-    md += fmt::format("| tokens seen | {} |\n", last.value("tokens", 0));
-    md += fmt::format("| mean tokens/s | {:.1f} |\n", n ? tps_sum / n : 0.0);
-    if (mfu_n > 0)
-        md += fmt::format("| mean MFU | {:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak; {} of {} steps) |\n",
-                          100 * mfu_sum / mfu_n, peak_gflops, mfu_n, n);
-    else
-        md += "| mean MFU | not reported (the peak could not be validated on this machine: see the run's log) |\n";
-    if (rss > 0) md += fmt::format("| peak resident memory (rank 0) | {:.1f} MiB |\n", rss);
-    md += fmt::format("| skipped updates (non-finite) | {} |\n| loss spikes | {} |\n\n", skipped, spikes);
+    md += summary.markdown() + "\n";
     md += fmt::format("MFU formula: {}\n\n", flops_formula);
     md += "![loss](loss.svg)\n\n![throughput](throughput.svg)\n\n![grad norm](grad_norm.svg)\n\n";
     if (!heat_svg.empty()) md += "![expert load](expert_load.svg)\n";
@@ -209,17 +227,8 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
                        "</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto}"
                        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style></head>"
                        "<body>\n";
-    html += fmt::format("<h1>Run report: {}</h1>\n<table>\n", esc(name));
-    std::istringstream lines(md);
-    std::string line;
-    while (std::getline(lines, line)) {
-        if (line.rfind("| ", 0) == 0 && line.find("|---") == std::string::npos && line != "| | |") {
-            const size_t mid = line.find(" | ", 2);
-            html += "<tr><td>" + esc(line.substr(2, mid - 2)) + "</td><td>" +
-                    esc(line.substr(mid + 3, line.size() - mid - 5)) + "</td></tr>\n";
-        }
-    }
-    html += "</table>\n<p>MFU formula: " + esc(flops_formula) + "</p>\n";
+    html += fmt::format("<h1>Run report: {}</h1>\n", esc(name)) + summary.html();
+    html += "<p>MFU formula: " + esc(flops_formula) + "</p>\n";
     html += loss_svg + tps_svg + gn_svg + heat_svg + "</body></html>\n";
     write_file_atomic((d / "report.html").string(), html);
     return (d / "report.md").string();

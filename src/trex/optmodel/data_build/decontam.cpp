@@ -35,30 +35,36 @@ std::vector<std::string> words_of(const std::string& text) {
 
 namespace {
 
-std::vector<uint64_t> ngrams(const std::string& text, int n) {
-    std::vector<std::string> w = words_of(text);
+// The hash of the n words starting at words[i].
+uint64_t ngram_hash(const std::vector<std::string>& words, size_t i, int n) {
+    uint64_t h = 0x1234;
+    for (int k = 0; k < n; k++) h = mix64(h ^ hash_name(words[i + (size_t)k]));
+    return h;
+}
+
+}  // namespace
+
+std::vector<uint64_t> word_ngrams(const std::string& text, int n) {
     std::vector<uint64_t> out;
-    for (size_t i = 0; i + (size_t)n <= w.size(); i++) {
-        uint64_t h = 0x1234;
-        for (int k = 0; k < n; k++) h = mix64(h ^ hash_name(w[i + (size_t)k]));
-        out.push_back(h);
-    }
+    if (n < 1) return out;
+    const std::vector<std::string> w = words_of(text);
+    for (size_t i = 0; i + (size_t)n <= w.size(); i++) out.push_back(ngram_hash(w, i, n));
     return out;
 }
 
-std::string ngram_text(const std::string& text, int n, uint64_t want) {
-    std::vector<std::string> w = words_of(text);
+std::string ngram_text(const std::string& text, int n, uint64_t hash) {
+    if (n < 1) return "";
+    const std::vector<std::string> w = words_of(text);
     for (size_t i = 0; i + (size_t)n <= w.size(); i++) {
-        uint64_t h = 0x1234;
-        for (int k = 0; k < n; k++) h = mix64(h ^ hash_name(w[i + (size_t)k]));
-        if (h == want) {
-            std::string s;
-            for (int k = 0; k < n; k++) s += (k ? " " : "") + w[i + (size_t)k];
-            return s;
-        }
+        if (ngram_hash(w, i, n) != hash) continue;
+        std::string s;
+        for (int k = 0; k < n; k++) s += (k ? " " : "") + w[i + (size_t)k];
+        return s;
     }
     return "";
 }
+
+namespace {
 
 void collect_strings(const ojson& j, std::vector<std::string>& out) {
     if (j.is_string()) {
@@ -130,7 +136,7 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
         for (size_t i = 0; i < items.size(); i++)
             for (const auto& t : item_texts(items[i])) {
                 ntext++;
-                for (uint64_t h : ngrams(t, opt.n)) bench.emplace(h, std::make_pair((int)f, (long)i));
+                for (uint64_t h : word_ngrams(t, opt.n)) bench.emplace(h, std::make_pair((int)f, (long)i));
             }
         files.push_back({{"file", against[f]}, {"items", items.size()}, {"texts", ntext}});
     }
@@ -165,7 +171,7 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
             n++;
             const std::string q = our_question(rec);
             bool hit = false;
-            for (uint64_t h : ngrams(q, opt.n)) {
+            for (uint64_t h : word_ngrams(q, opt.n)) {
                 auto it = bench.find(h);
                 if (it == bench.end()) continue;
                 overlaps.push_back({{"id", rec.value("id", std::to_string(no))},

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,15 @@ nlohmann::ordered_json decontaminate(const std::string& data, const std::vector<
 
 // Lower-cased alphanumeric words.
 std::vector<std::string> words_of(const std::string& text);
+
+// The hash of every run of n consecutive words of words_of(text), in text order: what decontamination (here and in
+// the recipe's general-text corpus) compares. Empty when the text has fewer than n words or n < 1. Equal runs of
+// words hash equally; the hash (mix64 chained over each word's hash_name, from 0x1234) is kept as it is, so that
+// decontamination reports stay the same across versions.
+std::vector<uint64_t> word_ngrams(const std::string& text, int n);
+
+// The words (joined by one space) of the first run of n words of `text` whose word_ngrams hash is `hash`; "" when
+// there is none.
+std::string ngram_text(const std::string& text, int n, uint64_t hash);
 
 }  // namespace trex::optmodel
