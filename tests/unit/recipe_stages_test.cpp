@@ -3,6 +3,7 @@
 // its report's summary keys. The whole recipe end to end, with kills and resumes: CTest recipe_cli.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
+#include "trex/optmodel/families/family.hpp"
 #include "trex/recipe/corpus.hpp"
 #include "trex/recipe/profile.hpp"
 #include "trex/recipe/report.hpp"
@@ -168,6 +170,21 @@ TEST(RecipeProfile, ProfilesAreKnownAndAnUnknownOneIsAnError) {
         EXPECT_FALSE(p.transfer_families.empty());
     }
     EXPECT_THROW(profile_named("huge"), trex::error);
+}
+
+// A profile's training families are known families and none is a transfer family (the transfer sets would then
+// not be held out); a sliding window that a profile sets covers at most its context.
+TEST(RecipeProfile, TrainingFamiliesAreKnownAndDisjointFromTheTransferFamilies) {
+    for (const auto& n : profile_names()) {
+        const profile& p = profile_named(n);
+        for (const auto& f : p.families) {
+            EXPECT_NO_THROW(optmodel::find_family(f)) << n << ": " << f;
+            EXPECT_EQ(std::count(p.transfer_families.begin(), p.transfer_families.end(), f), 0) << n << ": " << f;
+        }
+        for (const auto& f : p.transfer_families) EXPECT_NO_THROW(optmodel::find_family(f)) << n << ": " << f;
+        EXPECT_GE(p.sliding_window, 0) << n;
+        EXPECT_LE(p.sliding_window, p.max_position) << n;
+    }
 }
 
 TEST(RecipeReport, SummaryHasThePaperTableKeysFromTheEvalRuns) {

@@ -22,6 +22,15 @@ table two_columns() {
     return t;
 }
 
+// Two columns with empty headers and one row (key, value).
+table headless_row(const std::string& key, const std::string& value) {
+    table t;
+    t.add_column("");
+    t.add_column("");
+    t.add_row({key, value});
+    return t;
+}
+
 }  // namespace
 
 TEST(Table, MarkdownHasTheAlignmentSeparator) {
@@ -36,11 +45,7 @@ TEST(Table, MarkdownEscapesPipesAndWritesEmptyCellsAsOneSpace) {
     t.add_row({"a|b", ""});
     t.add_row({"c"});  // missing cells at the end are empty
     EXPECT_EQ(t.markdown(), "| name | value |\n|---|---:|\n| a\\|b | |\n| c | |\n");
-    table headless;
-    headless.add_column("");
-    headless.add_column("");
-    headless.add_row({"k", "v"});
-    EXPECT_EQ(headless.markdown(), "| | |\n|---|---|\n| k | v |\n");
+    EXPECT_EQ(headless_row("k", "v").markdown(), "| | |\n|---|---|\n| k | v |\n");
 }
 
 TEST(Table, MarkdownKeepsBold) {
@@ -73,11 +78,7 @@ TEST(Table, HtmlRendersWhollyBoldCellsAsB) {
 }
 
 TEST(Table, HtmlLeavesOutAnEmptyHeaderRow) {
-    table t;
-    t.add_column("");
-    t.add_column("");
-    t.add_row({"steps", "3"});
-    EXPECT_EQ(t.html(), "<table>\n<tr><td>steps</td><td>3</td></tr>\n</table>\n");
+    EXPECT_EQ(headless_row("steps", "3").html(), "<table>\n<tr><td>steps</td><td>3</td></tr>\n</table>\n");
 }
 
 TEST(Table, RefusesMalformedTables) {

@@ -26,6 +26,7 @@ struct profile {
     int vocab_size = 4096;
     int max_position = 1024;  // the config's max_position_embeddings: prompt + answer of an SFT sample fit
                               // (the SFT seq: a longer sample is truncated and its answer's end never trained)
+    int sliding_window = 0;   // the config's sliding_window where set (0: the config's own)
 
     // OR data (trex data build): SFT samples and held-out instances of the training families; a second build of
     // held-out test items of families the model never trains on (transfer).
@@ -34,6 +35,7 @@ struct profile {
     long transfer_count = 0;
     long cpt_documents = 0;
     int difficulty_hi = 1;
+    std::vector<std::string> families;  // the SFT set's families (empty: every family but the transfer ones)
     std::vector<std::string> transfer_families;
     // Task categories of the SFT set with their weights (formulation, formulation_code, code, lp_file).
     std::vector<std::pair<std::string, double>> categories;

@@ -48,6 +48,7 @@ void write_config(const paths& p, const std::string& rel, const std::string& tex
 // ---- configs the stages read
 
 std::vector<std::string> training_families(const profile& pr) {
+    if (!pr.families.empty()) return pr.families;
     std::vector<std::string> names;
     for (const auto* f : optmodel::all_families())
         if (std::find(pr.transfer_families.begin(), pr.transfer_families.end(), f->name) == pr.transfer_families.end())
@@ -85,6 +86,7 @@ std::string model_config(const profile& pr, const std::string& source_dir) {
     ojson m = ojson::parse(text);
     m["vocab_size"] = pr.vocab_size;
     m["max_position_embeddings"] = pr.max_position;
+    if (pr.sliding_window > 0) m["sliding_window"] = pr.sliding_window;
     return m.dump(2) + "\n";
 }
 
