@@ -1,5 +1,5 @@
-// Fuzz target: the CPLEX LP reader, read_lp_text (src/trex/optmodel/ir/glpk_io.hpp; GLPK underneath, its fatal errors
-// caught by glpk_run).
+// Fuzz target: the LP readers behind read_lp_text (src/trex/optmodel/ir/glpk_io.hpp): Gurobi's dialect
+// (lp_dialect.hpp) first, then GLPK's CPLEX reader, its fatal errors caught by glpk_run.
 //
 // Input: the text of an LP file. A trex::error is a rejected input; anything else is a finding (fuzz_support.hpp).
 #include <string>

@@ -403,6 +403,12 @@ std::string executor::on_channel_message(const std::string& line, channel_log* l
         if (ev == "exception") log->exception = (type.empty() ? "" : type + ": ") + text.substr(0, 2000);
         return "";
     }
+    if (op == "written") {
+        if (!req.contains("model") || !req["model"].is_string()) return "";
+        log->writes++;
+        log->last_written = req["model"].get<std::string>();
+        return "";
+    }
     if (op != "solve") return refuse("unknown request '" + op.substr(0, 40) + "'");
     if (!req.contains("model") || !req["model"].is_string()) return refuse("a solve request needs the model's LP text");
     if ((long)log->solves.size() >= kMaxSolves) return refuse(fmt::format("more than {} solves", kMaxSolves));
@@ -431,13 +437,13 @@ std::string executor::on_channel_message(const std::string& line, channel_log* l
     return rep.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-exec_outcome executor::run_python(const std::string& code, const std::string& data_json) {
-    exec_outcome o;
-    o.artefact = "python";
+bool executor::run_python_sandboxed(const std::string& code, const std::string& data_json, channel_log* log,
+                                    sandbox_result* r, exec_outcome* o) {
     if (cfg_.python.empty()) {
-        o.status = "runtime_error";
-        o.detail = "no Python with PuLP to run the program (scripts/setup.sh installs it into .venv; or TREX_PYTHON)";
-        return o;
+        o->artefact = "python";
+        o->status = "runtime_error";
+        o->detail = "no Python with PuLP to run the program (scripts/setup.sh installs it into .venv; or TREX_PYTHON)";
+        return false;
     }
     sandbox_spec spec;
     spec.argv = {sandbox_python_path(cfg_.python), "-B", cfg_.runner_dir + "/trex_runner.py", "answer.py"};
@@ -454,10 +460,42 @@ exec_outcome executor::run_python(const std::string& code, const std::string& da
     spec.expose.push_back(cfg_.runner_dir);
     spec.limits = cfg_.limits;
     spec.allow_unisolated = cfg_.allow_unisolated;
+    spec.on_message = [&](const std::string& line) { return on_channel_message(line, log); };
+    *r = run_sandboxed(spec, slot_);
+    return true;
+}
+
+exec_outcome executor::run_python(const std::string& code, const std::string& data_json) {
+    exec_outcome o;
     channel_log log;
-    spec.on_message = [&](const std::string& line) { return on_channel_message(line, &log); };
-    const sandbox_result r = run_sandboxed(spec, slot_);
+    sandbox_result r;
+    if (!run_python_sandboxed(code, data_json, &log, &r, &o)) return o;
     return interpret_python_run(r, log);
+}
+
+exec_outcome executor::compare_python(const std::string& code, const std::string& data_json,
+                                      const std::string& reference_lp) {
+    exec_outcome o;
+    channel_log log;
+    sandbox_result r;
+    if (!run_python_sandboxed(code, data_json, &log, &r, &o)) return o;
+    if (log.writes == 0) {
+        // what went wrong before a model was written, else that none was
+        o = interpret_python_run(r, log);
+        const bool ran = o.status == "optimal" || o.status == "infeasible" || o.status == "unbounded" ||
+                         o.status == "inf_or_unbd" || o.status == "no_solve";
+        if (ran) {
+            o.status = "runtime_error";
+            o.source.clear();
+            o.has_objective = false;
+            o.detail = "the program wrote no LP file (model.write(\"model.lp\")) for the structure judge";
+        }
+        return o;
+    }
+    o = compare_model("lp", log.last_written, reference_lp);
+    o.artefact = "python";
+    o.seconds += r.seconds;
+    return o;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ int run_model_worker();
 //   {"op": "solve", "api": "gurobipy"|"pulp", "model": LP text, "time_limit"?: s, "objective_constant"?: c}
 //     -> the worker's reply with "solution" (the constant added to the objective)
 //   {"op": "event", "event": "syntax_error"|"exception", "type"?, "error"}  -> no reply (a diagnostic)
+//   {"op": "written", "api", "file", "model": LP text}  -> no reply: the LP a model's write("*.lp") wrote (the
+//     ORGEval structure judge compares the last one with the reference; never an objective)
 // Anything else gets {"status": "error", "detail"}. The log is the harness's own record.
 struct recorded_solve {
     std::string api, status, solver, detail;
@@ -47,6 +49,8 @@ struct recorded_solve {
 struct channel_log {
     std::vector<recorded_solve> solves;
     std::string syntax_error, exception;  // diagnostics the runner reported ("" = none)
+    long writes = 0;                      // LP files the program's models wrote
+    std::string last_written;             // the last one's text
     long rejected = 0;                    // requests refused (malformed, over the solve limit)
 };
 
@@ -77,6 +81,9 @@ class executor {
     exec_outcome compare_model(const std::string& kind, const std::string& text, const std::string& reference_lp);
     // Runs a Python answer; data_json: contents of data.json ("" = none).
     exec_outcome run_python(const std::string& code, const std::string& data_json);
+    // Runs a Python answer that builds a model and writes it as an LP file (the T-Rex ORGEval protocol: the code
+    // calls model.write("model.lp"), solving is not needed) and compares the last LP it wrote with the reference.
+    exec_outcome compare_python(const std::string& code, const std::string& data_json, const std::string& reference_lp);
 
     static constexpr int kMaxSolves = 200;  // per answer; further requests are refused
 
@@ -85,6 +92,9 @@ class executor {
     // A solve in the worker; a solver crash is retried once with GLPK.
     ojson solve_in_worker(ojson req);
     std::string on_channel_message(const std::string& line, channel_log* log);
+    // The sandboxed run of a Python answer; false (and *o set) when no Python can run it.
+    bool run_python_sandboxed(const std::string& code, const std::string& data_json, channel_log* log,
+                              sandbox_result* r, exec_outcome* o);
     exec_config cfg_;
     int slot_;
     sandbox_process worker_;

@@ -173,9 +173,7 @@ sample_record judge_sample(executor& ex, const prepared_item& p, const judge_tas
             r.ex.detail = t.completion.empty() ? "empty completion" : "no model or code block in the completion";
         } else if (p.item.truth.kind == truth_kind::structure) {
             if (a.kind == "python") {
-                r.ex.artefact = "python";
-                r.ex.status = "runtime_error";
-                r.ex.detail = "the structure judge compares model files (LP, MPS, MathProg); the answer is Python";
+                r.ex = ex.compare_python(a.text, p.data_json, p.reference_lp);
             } else {
                 r.ex = ex.compare_model(a.kind, a.text, p.reference_lp);
             }

@@ -744,6 +744,7 @@ class Model:
             text, _ = self._lp_text()
             with open(filename, "w") as f:
                 f.write(text)
+            _lp.written(filename, text, "gurobipy")
         elif filename.endswith((".sol", ".json")):
             with open(filename, "w") as f:
                 for v in self._vars:

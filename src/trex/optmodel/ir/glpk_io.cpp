@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "trex/base/error.hpp"
+#include "trex/optmodel/ir/lp_dialect.hpp"
 #include "trex/optmodel/solvers/glpk_env.hpp"
 
 namespace trex::optmodel {
@@ -46,7 +47,13 @@ void check_readable(const std::string& path) {
     std::fclose(f);
 }
 
-std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+std::string without_prefix(const std::string& s, const std::string& prefix) {
+    return s.rfind(prefix, 0) == 0 ? "line " + s.substr(prefix.size()) : s;
+}
+
+std::string stem(const std::string& path) {
+    return std::filesystem::path(path).stem().string();
+}
 
 // A private temporary file holding `text`, removed by the destructor.
 struct temp_file {
@@ -85,18 +92,31 @@ std::string rename_in(std::string msg, const std::string& from, const std::strin
 
 model read_lp_file(const std::string& path) {
     check_readable(path);
+    std::string dialect_error;
+    {
+        std::ifstream in(path, std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        try {
+            model m = read_lp_dialect(text, path);
+            m.name = stem(path);
+            return m;
+        } catch (const error& e) {
+            dialect_error = e.what();
+        }
+    }
     glpk_quiet q;
     glp_prob* p = nullptr;
     int rc = 0;
     bool fatal = false;
     fatal = !detail::glpk_run([&] {
-            p = glp_create_prob();
-            rc = glp_read_lp(p, nullptr, path.c_str());
-        });
+        p = glp_create_prob();
+        rc = glp_read_lp(p, nullptr, path.c_str());
+    });
     if (fatal) throw_error(fmt::format("{}: GLPK failed reading the LP file: {}", path, q.last_message()));
     if (rc != 0) {
         glp_delete_prob(p);
-        throw_error(fmt::format("{}: not a valid CPLEX LP file: {}", path, glpk_error_line(q, path)));
+        throw_error(fmt::format("{}: not a valid CPLEX LP file: {} (read as Gurobi's LP dialect: {})", path,
+                                glpk_error_line(q, path), without_prefix(dialect_error, path + ":")));
     }
     model m = detail::from_glp(p, stem(path));
     glp_delete_prob(p);
@@ -169,9 +189,9 @@ model read_mps_file(const std::string& path, mps_format format) {
         int rc = 0;
         bool fatal = false;
         fatal = !detail::glpk_run([&] {
-                p = glp_create_prob();
-                rc = glp_read_mps(p, fmt_code, nullptr, path.c_str());
-            });
+            p = glp_create_prob();
+            rc = glp_read_mps(p, fmt_code, nullptr, path.c_str());
+        });
         if (fatal) {
             *err = q.last_message();
             return nullptr;
@@ -210,22 +230,22 @@ model read_mathprog_file(const std::string& path, const std::string& data_path) 
     const char* stage = "";
     bool fatal = false;
     fatal = !detail::glpk_run([&] {
-            tran = glp_mpl_alloc_wksp();
-            stage = "model";
-            rc = glp_mpl_read_model(tran, path.c_str(), data_path.empty() ? 0 : 1);
-            if (rc == 0 && !data_path.empty()) {
-                stage = "data";
-                rc = glp_mpl_read_data(tran, data_path.c_str());
-            }
-            if (rc == 0) {
-                stage = "generation";
-                rc = glp_mpl_generate(tran, nullptr);
-            }
-            if (rc == 0) {
-                p = glp_create_prob();
-                glp_mpl_build_prob(tran, p);
-            }
-        });
+        tran = glp_mpl_alloc_wksp();
+        stage = "model";
+        rc = glp_mpl_read_model(tran, path.c_str(), data_path.empty() ? 0 : 1);
+        if (rc == 0 && !data_path.empty()) {
+            stage = "data";
+            rc = glp_mpl_read_data(tran, data_path.c_str());
+        }
+        if (rc == 0) {
+            stage = "generation";
+            rc = glp_mpl_generate(tran, nullptr);
+        }
+        if (rc == 0) {
+            p = glp_create_prob();
+            glp_mpl_build_prob(tran, p);
+        }
+    });
     if (fatal) throw_error(fmt::format("{}: GLPK failed in the MathProg translator: {}", path, q.last_message()));
     if (rc != 0) {
         glp_mpl_free_wksp(tran);

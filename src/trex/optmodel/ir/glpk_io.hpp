@@ -11,6 +11,7 @@ namespace trex::optmodel {
 
 enum class mps_format { free_format, fixed_format, detect };
 
+// LP files: Gurobi's dialect first (lp_dialect.hpp), then GLPK's CPLEX reader; an error names both readings.
 model read_lp_file(const std::string& path);
 model read_mps_file(const std::string& path, mps_format format = mps_format::detect);
 // A MathProg model (with its data section, or a separate data file when data_path is not empty), translated and

@@ -13,18 +13,24 @@ namespace trex::optmodel {
 
 const char* var_type_name(var_type t) {
     switch (t) {
-        case var_type::continuous: return "continuous";
-        case var_type::integer: return "integer";
-        case var_type::binary: return "binary";
+        case var_type::continuous:
+            return "continuous";
+        case var_type::integer:
+            return "integer";
+        case var_type::binary:
+            return "binary";
     }
     return "?";
 }
 
 const char* row_sense_name(row_sense s) {
     switch (s) {
-        case row_sense::le: return "<=";
-        case row_sense::eq: return "=";
-        case row_sense::ge: return ">=";
+        case row_sense::le:
+            return "<=";
+        case row_sense::eq:
+            return "=";
+        case row_sense::ge:
+            return ">=";
     }
     return "?";
 }
@@ -126,7 +132,9 @@ uint64_t hash_double(double d) {
     return mix64(u);
 }
 
-uint64_t combine(uint64_t h, uint64_t v) { return mix64(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2))); }
+uint64_t combine(uint64_t h, uint64_t v) {
+    return mix64(h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
+}
 
 // Order-independent hash of a multiset.
 uint64_t multiset_hash(std::vector<uint64_t> v) {
@@ -170,6 +178,23 @@ uint64_t canonical_hash(const model& m) {
     uint64_t h = combine((uint64_t)m.sense + 3, hash_double(m.obj_constant));
     h = combine(h, multiset_hash(vc));
     return combine(h, multiset_hash(cc));
+}
+
+void fold_constant_column(model& m) {
+    for (size_t j = 0; j < m.vars.size(); j++) {
+        const variable& v = m.vars[j];
+        if (v.name != "obj_constant" || v.lb != 1.0 || v.ub != 1.0) continue;
+        bool in_row = false;
+        for (const auto& c : m.cons)
+            for (const term& t : c.terms) in_row = in_row || t.var == (int)j;
+        if (in_row) return;
+        m.obj_constant += v.obj;
+        m.vars.erase(m.vars.begin() + (long)j);
+        for (auto& c : m.cons)
+            for (term& t : c.terms)
+                if (t.var > (int)j) t.var--;
+        return;
+    }
 }
 
 }  // namespace trex::optmodel

@@ -58,6 +58,10 @@ struct model {
     double activity(int i, const std::vector<double>& x) const;
 };
 
+// Our LP writer (GLPK's reader takes no objective constant) writes the constant as a column "obj_constant" fixed at
+// 1 that appears in no row; readers fold such a column back into obj_constant.
+void fold_constant_column(model& m);
+
 // Throws trex::error naming the model and the first offending variable / constraint: empty or duplicate names,
 // NaN or infinite coefficients, lb > ub, binary bounds outside [0,1], a term pointing outside vars, repeated terms.
 void validate(const model& m);

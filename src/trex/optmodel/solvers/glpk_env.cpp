@@ -118,21 +118,7 @@ model from_glp(glp_prob* p, const std::string& name) {
                 break;
         }
     }
-    // the LP writer's objective constant: a column "obj_constant" fixed at 1 that appears in no row
-    for (size_t j = 0; j < m.vars.size(); j++) {
-        const variable& v = m.vars[j];
-        if (v.name != "obj_constant" || v.lb != 1.0 || v.ub != 1.0) continue;
-        bool in_row = false;
-        for (const auto& c : m.cons)
-            for (const term& t : c.terms) in_row = in_row || t.var == (int)j;
-        if (in_row) break;
-        m.obj_constant += v.obj;
-        m.vars.erase(m.vars.begin() + (long)j);
-        for (auto& c : m.cons)
-            for (term& t : c.terms)
-                if (t.var > (int)j) t.var--;
-        break;
-    }
+    fold_constant_column(m);
     return m;
 }
 
