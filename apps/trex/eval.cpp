@@ -84,7 +84,7 @@ int run_cmd(eval_args& a) {
     }
     TREX_CHECK(parse_bench_format(a.format, &o.load.format),
                "--format '{}': expected auto, en_qa, mamo, "
-               "b4o_feasible or b4o_orgeval",
+               "b4o_feasible, b4o_orgeval or resocratic",
                a.format);
     TREX_CHECK(a.sentinel == "no-solution" || a.sentinel == "skip", "--sentinel '{}': expected no-solution or skip",
                a.sentinel);
@@ -144,7 +144,7 @@ void register_eval(CLI::App& app) {
     CLI::App* run = ev->add_subcommand("run", "run benchmarks against a backend and judge the answers");
     run->add_option("--bench", a->benches, "benchmark file, optionally NAME=FILE (repeatable)")->required();
     run->add_option("--out", a->run.out_dir, "output directory (results, reports, completion cache)")->required();
-    run->add_option("--format", a->format, "record format: auto, en_qa, mamo, b4o_feasible, b4o_orgeval")
+    run->add_option("--format", a->format, "record format: auto, en_qa, mamo, b4o_feasible, b4o_orgeval, resocratic")
         ->capture_default_str();
     run->add_option("--sentinel", a->sentinel, "IndustryOR -99999 answers: no-solution or skip")->capture_default_str();
     run->add_flag("--structure", a->structure, "judge items that have a reference LP by LP-structure equivalence");

@@ -12,8 +12,10 @@
 #include <sstream>
 
 #include "support/test_support.hpp"
-#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/ir/glpk_io.hpp"
 #include "trex/optmodel/render/render.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::optmodel;
@@ -50,8 +52,9 @@ std::vector<ojson> read_jsonl(const std::string& path) {
 verification label_of(const ojson& meta) {
     verification v;
     const std::string st = meta["status"].get<std::string>();
-    v.status = st == "optimal" ? solve_status::optimal : st == "infeasible" ? solve_status::infeasible
-                                                                              : solve_status::unbounded;
+    v.status = st == "optimal"      ? solve_status::optimal
+               : st == "infeasible" ? solve_status::infeasible
+                                    : solve_status::unbounded;
     if (v.status == solve_status::optimal) v.objective = meta["objective"].get<double>();
     return v;
 }
@@ -146,6 +149,18 @@ TEST(DataBuild, ThousandSamplesAllReexecuteToTheirLabels) {
         ASSERT_EQ(items.size(), 10u) << rp;
         for (const auto& it : items) {
             EXPECT_TRUE(it.contains("en_question") && it.contains("en_answer"));
+            // labels at full precision: a JSON number that the reference LP's optimum matches within the default
+            // judge's absolute 1e-6 (labels rounded to 10 digits failed it on answers above ~1e4)
+            if (it["en_answer"].is_string()) {
+                EXPECT_EQ(it["en_answer"], "No Best Solution");
+            } else {
+                ASSERT_TRUE(it["en_answer"].is_number()) << it.dump();
+                const auto m =
+                    trex::optmodel::read_lp_file(dir + "/out/test/" + it["reference_lp_path"].get<std::string>());
+                const auto r = trex::optmodel::solve_coin(m, {});
+                ASSERT_EQ(r.status, trex::optmodel::solve_status::optimal) << it["id"];
+                EXPECT_NEAR(r.objective, it["en_answer"].get<double>(), 1e-6) << it["id"];
+            }
             if (std::string(rp) == "dps") {
                 EXPECT_TRUE(fs::exists(dir + "/out/test/" + it["data_path"].get<std::string>()));
             }
@@ -218,13 +233,15 @@ TEST(DataBuild, BadConfigsAndOutputsGiveOneLineErrors) {
     }
     // an output path below a regular file
     std::ofstream(dir + "/afile") << "x";
-    const std::string cfg = write_config(dir, "under_file.json", "{\"output_dir\": \"" + dir + "/afile/o\", \"sft\": {\"count\": 2}}");
+    const std::string cfg =
+        write_config(dir, "under_file.json", "{\"output_dir\": \"" + dir + "/afile/o\", \"sft\": {\"count\": 2}}");
     auto r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(one_line(r.out).find('\n'), std::string::npos) << r.out;
     // an existing output without --force
     fs::create_directories(dir + "/exists");
-    const std::string cfg2 = write_config(dir, "exists.json", "{\"output_dir\": \"" + dir + "/exists\", \"sft\": {\"count\": 2}}");
+    const std::string cfg2 =
+        write_config(dir, "exists.json", "{\"output_dir\": \"" + dir + "/exists\", \"sft\": {\"count\": 2}}");
     r = run_command(trex_binary() + " data build --no-progress --config " + cfg2);
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.out.find("output directory exists (use --force"), std::string::npos) << r.out;
@@ -243,10 +260,11 @@ TEST(DataBuild, DecontamFindsAndDropsOverlaps) {
     ASSERT_EQ(recs.size(), 24u);
     // a benchmark file (JSON list) quoting one of our questions inside a longer text, plus an unrelated item
     ojson bench = ojson::array();
-    bench.push_back({{"en_question", "Preface. " + recs[5]["messages"][0]["content"].get<std::string>()},
-                     {"en_answer", "1"}});
-    bench.push_back({{"en_question", "A farmer has 100 acres to plant wheat and corn and wants the largest profit "
-                                     "given labor and fertilizer limits on every acre of the farm."},
+    bench.push_back(
+        {{"en_question", "Preface. " + recs[5]["messages"][0]["content"].get<std::string>()}, {"en_answer", "1"}});
+    bench.push_back({{"en_question",
+                      "A farmer has 100 acres to plant wheat and corn and wants the largest profit "
+                      "given labor and fertilizer limits on every acre of the farm."},
                      {"en_answer", "2"}});
     std::ofstream(dir + "/bench.json") << bench.dump();
     r = run_command(trex_binary() + " data decontam --data " + dir + "/out --against " + dir + "/bench.json");

@@ -13,12 +13,14 @@
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
 #include "trex/eval/backend.hpp"
 #include "trex/eval/run.hpp"
 #include "trex/io/checkpoint.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/model.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
 
 namespace fs = std::filesystem;
 using namespace trex::eval;
@@ -165,6 +167,72 @@ TEST(EvalBenchmarks, TruncatedFilesNameFileAndLine) {
         const std::string m = trex::test::error_of([&] { load_benchmark(path, {}, nullptr); });
         EXPECT_EQ(m, dir + "/" + want);
     }
+}
+
+// The T-Rex repository ships NL4OPT as Parquet (read through pyarrow); ReSocratic / the first OptiBench release
+// as {question, results}; records whose answer is null or absent are unscorable: skipped, named and counted.
+TEST(EvalBenchmarks, ParquetReSocraticAndUnscorableRecords) {
+    if (trex::optmodel::find_python_with_pulp().empty()) GTEST_SKIP() << "no project Python (scripts/setup.sh)";
+    load_report rep;
+    const auto nl = load("trex_nl4opt/test.parquet", &rep);
+    ASSERT_EQ(nl.size(), 2u);
+    EXPECT_EQ(nl[0].benchmark, "test");
+    EXPECT_EQ(nl[0].id, "0");
+    EXPECT_DOUBLE_EQ(nl[0].truth.value, 170.0);
+    EXPECT_DOUBLE_EQ(nl[1].truth.value, 1700.0);
+    ASSERT_EQ(rep.skipped.size(), 1u);
+    EXPECT_NE(rep.skipped[0].find("test.parquet:3: the answer (en_answer) is null: unscorable"), std::string::npos)
+        << rep.skipped[0];
+    const auto rs = load("resocratic.json", &rep);
+    ASSERT_EQ(rs.size(), 2u);
+    EXPECT_DOUBLE_EQ(rs[0].truth.value, 1325.0);  // the last label: the objective
+    EXPECT_DOUBLE_EQ(rs[1].truth.value, 38.0);
+    EXPECT_EQ(rs[1].category, "linear-table");
+    ASSERT_EQ(rep.skipped.size(), 1u);
+    EXPECT_NE(rep.skipped[0].find("results holds no value to judge against: unscorable"), std::string::npos);
+    // a file that is not Parquet, named as one
+    const std::string bad = temp_dir("parquet") + "/broken.parquet";
+    trex::write_file_atomic(bad, "{\"en_question\": \"q\", \"en_answer\": 1}\n");
+    try {
+        load_benchmark(bad, {}, &rep);
+        FAIL();
+    } catch (const trex::error& e) {
+        const std::string msg = e.what();
+        EXPECT_EQ(msg.rfind(bad + ": not a Parquet file", 0), 0u) << msg;
+        EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+    // through the harness: the unscorable records are counted next to the benchmark's row
+    const exec_config ec = [] {
+        exec_config c = default_exec_config();
+        c.trex_bin = trex::test::trex_binary();
+        return c;
+    }();
+    const std::string dir = temp_dir("unscorable");
+    std::string lines;
+    for (const auto& [id, obj] :
+         std::vector<std::pair<std::string, std::string>>{{"0", "1.5 m + 2 s"}, {"1", "40 w + 30 c"}})
+        lines += ojson{{"id", id},
+                       {"completion", "```lp\nMaximize\n obj: " + obj + "\nSubject To\n" +
+                                          (id == "0" ? " t: 2 m + 3 s <= 240\n d: m <= 60\n"
+                                                     : " a: w + c <= 50\n h: 3 w + 2 c <= 120\n") +
+                                          "End\n```"}}
+                     .dump() +
+                 "\n";
+    trex::write_file_atomic(dir + "/c.jsonl", lines);
+    run_options o;
+    o.benches.push_back({fixture("trex_nl4opt/test.parquet"), "nl4opt"});
+    o.out_dir = dir + "/out";
+    o.progress = false;
+    o.quiet = true;
+    o.exec = ec;
+    auto b = make_replay_backend(dir + "/c.jsonl");
+    const run_result r = run_eval(o, *b);
+    EXPECT_DOUBLE_EQ(r.summary.benchmark.at("nl4opt").pass1, 1.0) << format_summary(r);
+    EXPECT_EQ(r.unscorable.at("nl4opt"), 1);
+    EXPECT_NE(format_summary(r).find("(+1 unscorable records, not counted)"), std::string::npos) << format_summary(r);
+    const ojson summary = ojson::parse(trex::read_file(o.out_dir + "/summary.json"));
+    EXPECT_EQ(summary["run"]["unscorable"]["nl4opt"].get<long>(), 1);
+    fs::remove_all(dir);
 }
 
 TEST(EvalBenchmarks, FixtureAnswersThroughTheHarness) {

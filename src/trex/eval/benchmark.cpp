@@ -10,7 +10,9 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
+#include "trex/base/process.hpp"
 #include "trex/base/strings.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
 
 namespace trex::eval {
 
@@ -18,28 +20,39 @@ namespace fs = std::filesystem;
 
 const char* truth_kind_name(truth_kind k) {
     switch (k) {
-        case truth_kind::objective: return "objective";
-        case truth_kind::no_solution: return "no_solution";
-        case truth_kind::structure: return "structure";
-        case truth_kind::unknown: return "unknown";
+        case truth_kind::objective:
+            return "objective";
+        case truth_kind::no_solution:
+            return "no_solution";
+        case truth_kind::structure:
+            return "structure";
+        case truth_kind::unknown:
+            return "unknown";
     }
     return "?";
 }
 
 const char* bench_format_name(bench_format f) {
     switch (f) {
-        case bench_format::automatic: return "auto";
-        case bench_format::en_qa: return "en_qa";
-        case bench_format::mamo: return "mamo";
-        case bench_format::b4o_feasible: return "b4o_feasible";
-        case bench_format::b4o_orgeval: return "b4o_orgeval";
+        case bench_format::automatic:
+            return "auto";
+        case bench_format::en_qa:
+            return "en_qa";
+        case bench_format::mamo:
+            return "mamo";
+        case bench_format::b4o_feasible:
+            return "b4o_feasible";
+        case bench_format::b4o_orgeval:
+            return "b4o_orgeval";
+        case bench_format::resocratic:
+            return "resocratic";
     }
     return "?";
 }
 
 bool parse_bench_format(const std::string& s, bench_format* f) {
-    for (bench_format x : {bench_format::automatic, bench_format::en_qa, bench_format::mamo,
-                           bench_format::b4o_feasible, bench_format::b4o_orgeval})
+    for (bench_format x : {bench_format::automatic, bench_format::en_qa, bench_format::mamo, bench_format::b4o_feasible,
+                           bench_format::b4o_orgeval, bench_format::resocratic})
         if (s == bench_format_name(x)) {
             *f = x;
             return true;
@@ -67,9 +80,9 @@ std::string ascii_number_text(const std::string& s) {
 }
 
 bool is_no_solution_text(const std::string& l) {
-    static const char* words[] = {"no best solution", "no solution", "no optimal solution", "infeasible",
-                                  "unbounded", "none", "null", "no feasible solution", "not feasible",
-                                  "infeasible or unbounded"};
+    static const char* words[] = {
+        "no best solution",     "no solution",  "no optimal solution",    "infeasible", "unbounded", "none", "null",
+        "no feasible solution", "not feasible", "infeasible or unbounded"};
     for (const char* w : words)
         if (l == w) return true;
     return false;
@@ -209,8 +222,10 @@ bool split_json_elements(const std::string& text, std::vector<json_element>* out
                 i++;
                 continue;
             }
-            if (c == '"') in_str = true;
-            else if (c == '{' || c == '[') depth++;
+            if (c == '"')
+                in_str = true;
+            else if (c == '{' || c == '[')
+                depth++;
             else if (c == '}' || c == ']') {
                 if (depth == 0) break;
                 depth--;
@@ -228,8 +243,8 @@ bool split_json_elements(const std::string& text, std::vector<json_element>* out
         if (i < text.size() && text[i] == ',') i++;
     }
     if (!closed)
-        return fail(fmt::format("{}: the JSON {} opened on line {} is not closed", line,
-                                object ? "object" : "list", open_line));
+        return fail(fmt::format("{}: the JSON {} opened on line {} is not closed", line, object ? "object" : "list",
+                                open_line));
     return true;
 }
 
@@ -256,8 +271,19 @@ bench_format detect(const ojson& r) {
         if (r.contains("reference_lp_path")) return bench_format::b4o_orgeval;
         return bench_format::b4o_feasible;
     }
-    if (r.contains("question") && r.contains("answer")) return bench_format::en_qa;
+    if (r.contains("question") && r.contains("results")) return bench_format::resocratic;
+    if (r.contains("question") && (r.contains("answer") || r.contains("optimal_value"))) return bench_format::en_qa;
     return bench_format::automatic;
+}
+
+// ReSocratic's `results` {label: value, ...}: the last value (their programs print the objective last); null when
+// there is none.
+const ojson* last_result(const ojson& r) {
+    auto it = r.find("results");
+    if (it == r.end() || !it->is_object() || it->empty()) return nullptr;
+    const ojson* last = nullptr;
+    for (const auto& [k, v] : it->items()) last = &v;
+    return last;
 }
 
 // Reads one record into an item; returns false with *why.
@@ -273,7 +299,11 @@ bool read_record(const ojson& r, const std::string& base_dir, const load_options
     switch (f) {
         case bench_format::en_qa:
             q = field(r, {"en_question", "question"});
-            a = field(r, {"en_answer", "answer"});
+            a = field(r, {"en_answer", "answer", "optimal_value"});
+            break;
+        case bench_format::resocratic:
+            q = field(r, {"question"});
+            a = last_result(r);
             break;
         case bench_format::mamo:
             q = field(r, {"Question", "question"});
@@ -287,7 +317,7 @@ bool read_record(const ojson& r, const std::string& base_dir, const load_options
             q = field(r, {"problem", "question"});
             break;
         case bench_format::automatic:
-            *why = "unknown record shape (no en_question, Question or problem field)";
+            *why = "unknown record shape (no en_question, Question, problem or question field)";
             return false;
     }
     if (!q || !q->is_string() || trim(q->get<std::string>()).empty()) {
@@ -328,6 +358,16 @@ bool read_record(const ojson& r, const std::string& base_dir, const load_options
         return true;
     }
     if (!a) {
+        const char* names[] = {"en_answer", "answer", "Answer", "optimal_value", "results"};
+        for (const char* n : names)
+            if (r.contains(n) && r[n].is_null()) {
+                *why = fmt::format("the answer ({}) is null: unscorable", n);
+                return false;
+            }
+        if (f == bench_format::resocratic) {
+            *why = "results holds no value to judge against: unscorable";
+            return false;
+        }
         *why = "no answer field";
         return false;
     }
@@ -336,8 +376,37 @@ bool read_record(const ojson& r, const std::string& base_dir, const load_options
 
 }  // namespace
 
+std::string parquet_as_jsonl(const std::string& path, const std::string& python_in) {
+    const std::string python = python_in.empty() ? optmodel::find_python_with_pulp() : python_in;
+    TREX_CHECK(!python.empty(), "{}: reading Parquet needs the project's Python with pyarrow (scripts/setup.sh)", path);
+    static const char* script =
+        "import json, sys\n"
+        "try:\n"
+        "    import pyarrow.parquet as pq\n"
+        "except ImportError as e:\n"
+        "    sys.exit('pyarrow is not installed in this Python (scripts/setup.sh installs it): %s' % e)\n"
+        "try:\n"
+        "    table = pq.read_table(sys.argv[1])\n"
+        "except Exception as e:\n"
+        "    sys.exit('not a Parquet file: %s' % e)\n"
+        "out = sys.stdout\n"
+        "for row in table.to_pylist():\n"
+        "    out.write(json.dumps(row, default=str, allow_nan=False) + '\\n')\n";
+    const process_output o = run_process({python, "-c", script, path}, 600);
+    TREX_CHECK(o.error.empty(), "{}: cannot run {} to read Parquet: {}", path, python, o.error);
+    TREX_CHECK(!o.timed_out, "{}: reading the Parquet file took more than 600 s", path);
+    if (o.exit_code != 0) {
+        std::string msg = o.err;
+        while (!msg.empty() && std::isspace((unsigned char)msg.back())) msg.pop_back();
+        const size_t nl = msg.rfind('\n');
+        throw_error(fmt::format("{}: {}", path, nl == std::string::npos ? msg : msg.substr(nl + 1)));
+    }
+    return o.out;
+}
+
 std::vector<eval_item> load_benchmark(const std::string& path, const load_options& opt, load_report* report) {
-    const std::string text = read_file(path);
+    const bool parquet = fs::path(path).extension() == ".parquet";
+    const std::string text = parquet ? parquet_as_jsonl(path, opt.python) : read_file(path);
     const std::string base_dir = fs::absolute(fs::path(path)).parent_path().string();
     const std::string name = opt.name.empty() ? fs::path(path).stem().string() : opt.name;
     std::vector<eval_item> items;
@@ -355,7 +424,8 @@ std::vector<eval_item> load_benchmark(const std::string& path, const load_option
         } catch (const std::exception& e) {
             std::string msg = e.what();
             const size_t p = msg.find("] ");
-            rep.skipped.push_back(fmt::format("{}: malformed JSON ({})", where, p == std::string::npos ? msg : msg.substr(p + 2)));
+            rep.skipped.push_back(
+                fmt::format("{}: malformed JSON ({})", where, p == std::string::npos ? msg : msg.substr(p + 2)));
             return;
         }
         if (!read_record(r, base_dir, opt, rep.records, &it, &why)) {
@@ -373,7 +443,8 @@ std::vector<eval_item> load_benchmark(const std::string& path, const load_option
         // JSONL (one object per line) or one JSON object holding records: JSONL when the first line parses alone.
         const size_t nl = text.find('\n', first);
         try {
-            const ojson probe = ojson::parse(text.substr(first, nl == std::string::npos ? std::string::npos : nl - first));
+            const ojson probe =
+                ojson::parse(text.substr(first, nl == std::string::npos ? std::string::npos : nl - first));
             is_jsonl = probe.is_object();
         } catch (const std::exception&) {
             is_jsonl = false;

@@ -6,6 +6,11 @@
 //   {problem, data_path, optimal_value} Bench4Opt-Feasible (data_path: the JSON the model's code reads as data.json)
 //   {problem, reference_lp_path}        Bench4Opt-ORGEval (judged by LP-structure equivalence)
 //   {en_question, en_answer, data_path?, reference_lp_path, family, ...}   `trex data build`'s test/*.jsonl
+//   {question, results: {label: value, ...}, type}   ReSocratic / E-OPT (the first OptiBench release): the truth is
+//                                       the last label's value (their programs print the objective last)
+//   {question, answer | optimal_value}  generic question/answer records
+// A `.parquet` file (the T-Rex repository's NL4OPT test.parquet) is read through pyarrow in the project's Python
+// (a maintained reader; Debian 12 packages no Arrow C++), its rows then taken as the records above.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -32,8 +37,9 @@ struct ground_truth {
     std::string raw;     // the label as written in the file
 };
 
-enum class bench_format { automatic, en_qa, mamo, b4o_feasible, b4o_orgeval };
-const char* bench_format_name(bench_format f);  // "auto", "en_qa", "mamo", "b4o_feasible", "b4o_orgeval"
+enum class bench_format { automatic, en_qa, mamo, b4o_feasible, b4o_orgeval, resocratic };
+// "auto", "en_qa", "mamo", "b4o_feasible", "b4o_orgeval", "resocratic"
+const char* bench_format_name(bench_format f);
 bool parse_bench_format(const std::string& s, bench_format* f);
 
 struct eval_item {
@@ -57,13 +63,18 @@ struct load_options {
     sentinel_policy sentinel = sentinel_policy::no_solution;
     std::vector<double> sentinels = {-99999.0};
     bool structure_when_possible = false;  // judge items that have a reference LP by structure (not objective)
+    std::string python;                    // reads Parquet files ("" = the project venv's, TREX_PYTHON)
 };
 
 struct load_report {
     long records = 0;  // records seen
     long loaded = 0;   // items returned
-    std::vector<std::string> skipped;  // one line per skipped record: "file:line: why"
+    std::vector<std::string> skipped;  // one line per skipped (unscorable) record: "file:line: why"
 };
+
+// The rows of a Parquet file as JSONL text (one JSON object per row), through pyarrow in `python`. Throws
+// trex::error naming the file when it cannot be read (no pyarrow, not Parquet).
+std::string parquet_as_jsonl(const std::string& path, const std::string& python);
 
 // Reads a JSON list, a JSON object of records, or JSONL. Throws trex::error only when the file cannot be read at
 // all (missing, not JSON of any of these shapes); every bad record is skipped and described in report->skipped.

@@ -227,15 +227,18 @@ void check_run_options(const run_options& opt) {
 
 // The items of every benchmark (at most --limit each); a repeated (benchmark, id) is renamed. What the loaders
 // skipped, and the renames, go to `skipped`.
-std::vector<prepared_item> load_items(const run_options& opt, std::vector<std::string>& skipped) {
+std::vector<prepared_item> load_items(const run_options& opt, std::vector<std::string>& skipped,
+                                      std::map<std::string, long>& unscorable) {
     std::vector<prepared_item> items;
     std::set<std::pair<std::string, std::string>> seen;
     for (const auto& bs : opt.benches) {
         load_options lo = opt.load;
         lo.name = bs.name;
+        if (lo.python.empty()) lo.python = opt.exec.python;
         load_report rep;
         std::vector<eval_item> its = load_benchmark(bs.path, lo, &rep);
         for (const auto& s : rep.skipped) skipped.push_back(s);
+        unscorable[bs.name.empty() ? fs::path(bs.path).stem().string() : bs.name] += (long)rep.skipped.size();
         long n = 0;
         for (auto& it : its) {
             if (opt.limit > 0 && n >= opt.limit) break;
@@ -465,6 +468,7 @@ ojson run_description(const run_options& opt, backend& b, const prompt_template&
     ojson sk = ojson::array();
     for (const auto& s : skipped) sk.push_back(s);
     run["skipped"] = sk;
+    run["unscorable"] = res.unscorable;
     return run;
 }
 
@@ -485,7 +489,7 @@ run_result run_eval(const run_options& opt, backend& b) {
     const double t0 = now_seconds();
     // ---- items
     std::vector<std::string> skipped;
-    std::vector<prepared_item> items = load_items(opt, skipped);
+    std::vector<prepared_item> items = load_items(opt, skipped, res.unscorable);
     report_skipped(skipped);
     res.skipped_records = (long)skipped.size();
     TREX_CHECK(!items.empty(), "no usable items in the benchmark file(s)");
@@ -584,6 +588,8 @@ std::string format_summary(const run_result& r) {
         o += " ";
         for (int f = 0; f < failure_count; f++)
             if (g.outcomes[(size_t)f]) o += fmt::format(" {} {}", failure_name((failure)f), g.outcomes[(size_t)f]);
+        if (r.unscorable.count(n) && r.unscorable.at(n) > 0)
+            o += fmt::format(" (+{} unscorable records, not counted)", r.unscorable.at(n));
         o += "\n";
     };
     for (auto& [n, g] : r.summary.benchmark) row(n, g);

@@ -8,6 +8,7 @@
 // the backend for what is not there.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct run_result {
     eval_summary summary;
     long items = 0, samples = 0;
     long cached = 0, generated = 0, backend_errors = 0, skipped_records = 0;
+    std::map<std::string, long> unscorable;  // benchmark -> records skipped as unscorable (listed in the report)
     double seconds = 0, judge_seconds = 0;
     std::string out_dir;
 };

@@ -21,11 +21,11 @@
 #include "trex/base/progress.hpp"
 #include "trex/base/rng.hpp"
 #include "trex/base/timer.hpp"
-#include "trex/optmodel/families/family.hpp"
-#include "trex/optmodel/solvers/python_runner.hpp"
-#include "trex/optmodel/render/render.hpp"
 #include "trex/optmodel/data_build/resources.hpp"
+#include "trex/optmodel/families/family.hpp"
 #include "trex/optmodel/ir/writers.hpp"
+#include "trex/optmodel/render/render.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
 
 namespace fs = std::filesystem;
 
@@ -377,7 +377,9 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
         } else if (s.kind == slot_kind::test) {
             meta["representation"] = representation_name(s.rep);
             res["question"] = render_question(f, in, s.rep, task::benchmark, dialect::pulp, seed);
-            res["answer"] = label_text(v);
+            // the label at full precision (a JSON number round-trips the double): a judge with an absolute
+            // tolerance of 1e-6 must not fail a perfect answer because the label was rounded
+            res["answer"] = v.status == solve_status::optimal ? ojson(v.objective) : ojson(label_text(v));
             if (s.rep == representation::dps) res["data"] = in.data;
             res["lp"] = write_lp(in.m);
             res["meta"] = meta;
