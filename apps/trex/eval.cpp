@@ -29,6 +29,7 @@ using namespace trex::eval;
 
 struct eval_args {
     std::vector<std::string> benches;
+    std::vector<std::string> suite;  // {"trex", DIR}
     std::string format = "auto", sentinel = "no-solution";
     bool structure = false;
     run_options run;
@@ -38,12 +39,12 @@ struct eval_args {
     local_options local;
     std::string ks = "1";
     std::string python;
-    double time_limit = 60, memory_mb = 4096;
+    double time_limit = 0, memory_mb = 4096;  // time_limit 0: the protocol's (60 s; 360 s under --protocol trex)
     bool no_progress = false, json = false, allow_unisolated = false, chat_mode = false;
     std::string dir, judge, name;
     std::string oracle_bench, oracle_form = "lp", oracle_mutate = "none", oracle_out;
     uint64_t oracle_seed = 1;
-    double tol = 0, solve_limit = 30;
+    double tol = 0, solve_limit = 0;  // solve_limit 0: 30 s (360 s under --protocol trex)
 };
 
 std::vector<int> parse_ks(const std::string& s) {
@@ -71,6 +72,19 @@ std::vector<int> parse_ks(const std::string& s) {
 
 int run_cmd(eval_args& a) {
     run_options& o = a.run;
+    if (!a.suite.empty()) {
+        TREX_CHECK(a.suite.size() == 2 && a.suite[0] == "trex", "--suite: expected `--suite trex DIR`");
+        TREX_CHECK(a.benches.empty(), "--suite trex runs its own four benchmarks: give --bench files in another run");
+        std::vector<std::string> missing;
+        o.benches = trex_suite_benches(a.suite[1], &missing);
+        TREX_CHECK(!o.benches.empty(),
+                   "--suite trex {}: none of NL4OPT, OptiBench, bench4opt, bench4opt_feasible found", a.suite[1]);
+        for (const auto& m : missing)
+            std::fprintf(stderr, "trex eval: --suite trex: no %s benchmark in %s (not run)\n", m.c_str(),
+                         a.suite[1].c_str());
+        TREX_CHECK(o.protocol.empty() || o.protocol == "trex", "--suite trex runs under --protocol trex");
+        o.protocol = "trex";
+    }
     for (const auto& b : a.benches) {
         bench_spec s;
         const size_t eq = b.find('=');
@@ -94,10 +108,13 @@ int run_cmd(eval_args& a) {
     o.progress = !a.no_progress;
     o.exec = default_exec_config();
     if (!a.python.empty()) o.exec.python = a.python;
-    o.exec.limits.wall_s = a.time_limit;
-    o.exec.limits.cpu_s = a.time_limit;
+    TREX_CHECK(a.time_limit >= 0, "--time-limit {}: must be positive", a.time_limit);
+    const double time_limit = a.time_limit > 0 ? a.time_limit : (o.protocol == "trex" ? 360 : 60);
+    o.exec.limits.wall_s = time_limit;
+    o.exec.limits.cpu_s = time_limit;
     o.exec.limits.memory_mb = (long)a.memory_mb;
-    o.exec.solve_time_limit_s = a.solve_limit;
+    TREX_CHECK(a.solve_limit >= 0, "--solve-time-limit {}: must be positive", a.solve_limit);
+    o.exec.solve_time_limit_s = a.solve_limit > 0 ? a.solve_limit : (o.protocol == "trex" ? 360 : 30);
     o.exec.allow_unisolated = a.allow_unisolated;
     std::unique_ptr<backend> b;
     if (a.backend == "openai")
@@ -142,7 +159,11 @@ void register_eval(CLI::App& app) {
     ev->require_subcommand(1);
 
     CLI::App* run = ev->add_subcommand("run", "run benchmarks against a backend and judge the answers");
-    run->add_option("--bench", a->benches, "benchmark file, optionally NAME=FILE (repeatable)")->required();
+    run->add_option("--bench", a->benches, "benchmark file, optionally NAME=FILE (repeatable)");
+    run->add_option("--suite", a->suite,
+                    "trex DIR: the paper's four benchmarks of a T-Rex or_benchmark_eval/data folder (NL4OPT, "
+                    "OptiBench, bench4opt_feasible, bench4opt ORGEval) under --protocol trex, with their average")
+        ->expected(2);
     run->add_option("--out", a->run.out_dir, "output directory (results, reports, completion cache)")->required();
     run->add_option("--format", a->format, "record format: auto, en_qa, mamo, b4o_feasible, b4o_orgeval, resocratic")
         ->capture_default_str();
@@ -185,9 +206,14 @@ void register_eval(CLI::App& app) {
     run->add_option("--tol", a->run.tol, "tolerance of the objective judge (default: the judge's)");
     run->add_option("--workers", a->run.workers, "judge threads (0: number of cores)")->capture_default_str();
     run->add_option("--python", a->python, "Python with PuLP for Python answers (default: .venv / TREX_PYTHON)");
-    run->add_option("--time-limit", a->time_limit, "seconds (wall and CPU) per Python answer")->capture_default_str();
+    run->add_option("--time-limit", a->time_limit,
+                    "seconds (wall and CPU) per Python answer (default 60; 360 under --protocol trex)");
+    run->add_option("--protocol", a->run.protocol,
+                    "trex: the T-Rex harness point by point (its extraction order, trex / trex_orgeval prompts, 360 s, "
+                    "the solved model object, absolute 1e-6, ORGEval from the LP the code writes)");
     run->add_option("--memory-mb", a->memory_mb, "address-space limit per Python answer")->capture_default_str();
-    run->add_option("--solve-time-limit", a->solve_limit, "solver seconds per model")->capture_default_str();
+    run->add_option("--solve-time-limit", a->solve_limit,
+                    "solver seconds per model (default 30; 360 under --protocol trex)");
     run->add_flag("--fresh", a->run.fresh, "discard the completion cache of --out");
     run->add_flag("--no-progress", a->no_progress, "no progress bar");
     run->add_flag("--allow-unisolated", a->allow_unisolated, "run model code even without namespace isolation");

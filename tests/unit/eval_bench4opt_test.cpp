@@ -1,8 +1,8 @@
 // Bench4Opt in the layouts the T-Rex repository's or_benchmark_eval/data ships (ORGEval: test.jsonl + lp_data/ +
 // lp_code/; Feasible: test.jsonl + lp_final/ + lp_code/, reference LPs as Gurobi's model.write() writes them).
-// The fixtures (tests/fixtures/eval/bench4opt*) are our own problems in those layouts. Shown here: every reference
-// LP reads; the oracle answers pass — the reference LP as an LP answer, and the reference gurobipy code (which
-// builds the model and calls model.write("model.lp") without solving) judged by the structure of the LP it
+// The fixtures (tests/fixtures/eval/trex_suite/bench4opt*) are our own problems in those layouts. Shown here: every
+// reference LP reads; the oracle answers pass — the reference LP as an LP answer, and the reference gurobipy code
+// (which builds the model and calls model.write("model.lp") without solving) judged by the structure of the LP it
 // writes, as the T-Rex harness judges ORGEval — while coefficient and structure mutants fail, and a program that
 // writes no model or does not run fails with the reason.
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ using trex::test::source_path;
 namespace {
 
 std::string layout(const std::string& name) {
-    return source_path("tests/fixtures/eval/" + name);
+    return source_path("tests/fixtures/eval/trex_suite/" + name);
 }
 
 std::vector<ojson> records(const std::string& file) {
@@ -160,4 +160,91 @@ TEST(EvalBench4Opt, FeasibleReferenceLpAnswersSolveToTheRecordedOptimum) {
     const auto results = run(bench, answers, "feasible");
     ASSERT_EQ(results.size(), 3u);
     for (const auto& [id, r] : results) EXPECT_TRUE(r["correct"].get<bool>()) << id << ": " << r.dump();
+}
+
+// `trex eval run --suite trex DIR` on a folder laid out like the T-Rex repository's or_benchmark_eval/data: the four
+// benchmarks found and named as the paper names them, run under --protocol trex (its extraction; a program that built
+// `model` without solving it gets it solved, as the harness reads the solved model object; ORGEval from the written
+// LP), the per-benchmark table and the average. Feasible and ORGEval share item ids: replayed answers name their
+// benchmark.
+TEST(EvalBench4Opt, SuiteTrexRunsThePapersFourBenchmarks) {
+    if (!can_run_python()) GTEST_SKIP() << "no python with pulp or no sandbox isolation here";
+    const std::string suite = layout("");
+    std::vector<std::string> missing;
+    const auto benches = trex_suite_benches(suite, &missing);
+    ASSERT_EQ(benches.size(), 4u);
+    EXPECT_TRUE(missing.empty());
+    EXPECT_EQ(benches[0].name, "NL4OPT");
+    EXPECT_EQ(benches[3].name, "B4O-ORGEval");
+    auto gurobi = [](const std::string& body, bool solve) {
+        return "<think>Model it.</think>\n```python\nimport gurobipy as gp\nfrom gurobipy import GRB\nmodel = "
+               "gp.Model('m')\n" +
+               body + (solve ? "model.optimize()\nprint('optimal_value =', model.ObjVal)\n" : "") + "```\n";
+    };
+    std::string lines;
+    auto add = [&](const std::string& bench, const std::string& id, const std::string& text) {
+        lines += ojson{{"benchmark", bench}, {"id", id}, {"completion", text}}.dump() + "\n";
+    };
+    // NL4OPT: built but not solved (the runner solves `model`), and solved by the program
+    add("NL4OPT", "0",
+        gurobi(
+            "m = model.addVar(ub=60, name='muffins')\ns = model.addVar(name='scones')\nmodel.addConstr(2 * m + 3 * s "
+            "<= 240)\nmodel.setObjective(1.5 * m + 2 * s, GRB.MAXIMIZE)\n",
+            false));
+    add("NL4OPT", "1",
+        gurobi("w = model.addVar()\nc = model.addVar()\nmodel.addConstr(w + c <= 50)\nmodel.addConstr(3 * w + 2 * c <= "
+               "120)\nmodel.setObjective(40 * w + 30 * c, GRB.MAXIMIZE)\n",
+               true));
+    // OptiBench (ReSocratic records): one right, one with a wrong price
+    add("OptiBench", "OptiBench-1",
+        gurobi("d = model.addVar()\nc = model.addVar(lb=10)\nmodel.addConstr(4 * d + c <= 60)\nmodel.setObjective(90 "
+               "* d + 20 * c, GRB.MAXIMIZE)\n",
+               true));
+    add("OptiBench", "OptiBench-2",
+        gurobi("a = model.addVar()\nb = model.addVar(lb=4)\nmodel.addConstr(a + b == 10)\nmodel.setObjective(5 * a + "
+               "5 * b, GRB.MINIMIZE)\n",
+               true));
+    // Bench4Opt: the reference gurobipy code of every item (it writes model.lp and solves nothing)
+    for (const char* l : {"bench4opt_feasible", "bench4opt"})
+        for (const ojson& r : records(layout(l) + "/test.jsonl"))
+            add(std::string(l) == "bench4opt" ? "B4O-ORGEval" : "B4O-Feasible", r["id"].get<std::string>(),
+                "```python\n" + r["reference_code"].get<std::string>() + "\n```\n");
+    const std::string dir = trex::test::scratch_dir("eval_b4o_suite");
+    trex::write_file_atomic(dir + "/c.jsonl", lines);
+    run_options o;
+    o.benches = benches;
+    o.protocol = "trex";
+    o.out_dir = dir + "/out";
+    o.progress = false;
+    o.quiet = true;
+    o.workers = 2;
+    o.exec = default_exec_config();
+    o.exec.trex_bin = trex::test::trex_binary();
+    auto b = make_replay_backend(dir + "/c.jsonl");
+    const run_result r = run_eval(o, *b);
+    const auto& bm = r.summary.benchmark;
+    EXPECT_DOUBLE_EQ(bm.at("NL4OPT").pass1, 1.0) << format_summary(r);
+    EXPECT_DOUBLE_EQ(bm.at("OptiBench").pass1, 0.5) << format_summary(r);
+    EXPECT_EQ(bm.at("OptiBench").outcomes[(size_t)failure::wrong_objective], 1);
+    EXPECT_DOUBLE_EQ(bm.at("B4O-Feasible").pass1, 1.0) << format_summary(r);
+    EXPECT_DOUBLE_EQ(bm.at("B4O-ORGEval").pass1, 1.0) << format_summary(r);
+    EXPECT_DOUBLE_EQ(r.summary.macro_pass1, 0.875);
+    EXPECT_EQ(r.unscorable.at("NL4OPT"), 1);
+    EXPECT_EQ(r.unscorable.at("OptiBench"), 1);
+    // without the protocol the Feasible reference code solves nothing: no objective to judge
+    run_options plain = o;
+    plain.protocol.clear();
+    plain.benches = {benches[2]};
+    plain.out_dir = dir + "/plain";
+    auto b2 = make_replay_backend(dir + "/c.jsonl");
+    const run_result rp = run_eval(plain, *b2);
+    EXPECT_EQ(rp.summary.benchmark.at("B4O-Feasible").outcomes[(size_t)failure::no_solve], 3) << format_summary(rp);
+    // the CLI: the same table with the average over the four
+    const auto cli = trex::test::run_command(trex::test::trex_binary() + " eval run --suite trex " + suite +
+                                             " --backend replay --completions " + dir + "/c.jsonl --out " + dir +
+                                             "/cli --no-progress 2>&1");
+    EXPECT_EQ(cli.exit_code, 0) << cli.out;
+    EXPECT_NE(cli.out.find("average over benchmarks"), std::string::npos) << cli.out;
+    EXPECT_NE(cli.out.find("87.50"), std::string::npos) << cli.out;
+    fs::remove_all(dir);
 }

@@ -174,7 +174,7 @@ TEST(EvalBenchmarks, TruncatedFilesNameFileAndLine) {
 TEST(EvalBenchmarks, ParquetReSocraticAndUnscorableRecords) {
     if (trex::optmodel::find_python_with_pulp().empty()) GTEST_SKIP() << "no project Python (scripts/setup.sh)";
     load_report rep;
-    const auto nl = load("trex_nl4opt/test.parquet", &rep);
+    const auto nl = load("trex_suite/NL4OPT/test.parquet", &rep);
     ASSERT_EQ(nl.size(), 2u);
     EXPECT_EQ(nl[0].benchmark, "test");
     EXPECT_EQ(nl[0].id, "0");
@@ -183,7 +183,7 @@ TEST(EvalBenchmarks, ParquetReSocraticAndUnscorableRecords) {
     ASSERT_EQ(rep.skipped.size(), 1u);
     EXPECT_NE(rep.skipped[0].find("test.parquet:3: the answer (en_answer) is null: unscorable"), std::string::npos)
         << rep.skipped[0];
-    const auto rs = load("resocratic.json", &rep);
+    const auto rs = load("trex_suite/OptiBench/test.json", &rep);
     ASSERT_EQ(rs.size(), 2u);
     EXPECT_DOUBLE_EQ(rs[0].truth.value, 1325.0);  // the last label: the objective
     EXPECT_DOUBLE_EQ(rs[1].truth.value, 38.0);
@@ -220,7 +220,7 @@ TEST(EvalBenchmarks, ParquetReSocraticAndUnscorableRecords) {
                  "\n";
     trex::write_file_atomic(dir + "/c.jsonl", lines);
     run_options o;
-    o.benches.push_back({fixture("trex_nl4opt/test.parquet"), "nl4opt"});
+    o.benches.push_back({fixture("trex_suite/NL4OPT/test.parquet"), "nl4opt"});
     o.out_dir = dir + "/out";
     o.progress = false;
     o.quiet = true;

@@ -70,7 +70,7 @@ TEST(EvalJudge, AbsoluteToleranceIsInclusiveWithDecimalSlack) {
     const objective_judge j = J("abs");
     EXPECT_EQ(j.tol, 1e-6);
     EXPECT_TRUE(objective_matches(j, 5.0, 5.0));
-    EXPECT_TRUE(objective_matches(j, 5.000001, 5.0));   // exactly 1e-6 away in decimal: inclusive
+    EXPECT_TRUE(objective_matches(j, 5.000001, 5.0));  // exactly 1e-6 away in decimal: inclusive
     EXPECT_TRUE(objective_matches(j, 4.999999, 5.0));
     EXPECT_FALSE(objective_matches(j, 5.0000011, 5.0));
     EXPECT_FALSE(objective_matches(j, 5.01, 5.0));
@@ -84,11 +84,11 @@ TEST(EvalJudge, AbsoluteToleranceIsInclusiveWithDecimalSlack) {
 TEST(EvalJudge, RelativeToleranceScalesAndHandlesZeroTruth) {
     const objective_judge j = J("rel");
     EXPECT_EQ(j.tol, 1e-4);
-    EXPECT_TRUE(objective_matches(j, 10001.0, 10000.0));   // 1e-4 relative, inclusive
+    EXPECT_TRUE(objective_matches(j, 10001.0, 10000.0));  // 1e-4 relative, inclusive
     EXPECT_FALSE(objective_matches(j, 10001.5, 10000.0));
     EXPECT_TRUE(objective_matches(j, -10001.0, -10000.0));  // sign-symmetric
     EXPECT_FALSE(objective_matches(j, 10000.0, -10000.0));
-    EXPECT_TRUE(objective_matches(j, 5e-5, 0.0));          // truth 0: |p| <= tol
+    EXPECT_TRUE(objective_matches(j, 5e-5, 0.0));  // truth 0: |p| <= tol
     EXPECT_FALSE(objective_matches(j, 2e-4, 0.0));
     EXPECT_TRUE(objective_matches(j, 11586.153848, 11586.153846153846));
 }
@@ -166,7 +166,9 @@ TEST(EvalAnswers, LabelsNumbersStringsSentinels) {
     EXPECT_EQ(t.value, 4200.0);
     ASSERT_TRUE(parse_answer(ojson("12 units"), o, &t, &why));
     EXPECT_EQ(t.value, 12.0);
-    ASSERT_TRUE(parse_answer(ojson("\xE2\x88\x92" "7"), o, &t, &why));  // U+2212 minus
+    ASSERT_TRUE(parse_answer(ojson("\xE2\x88\x92"
+                                   "7"),
+                             o, &t, &why));  // U+2212 minus
     EXPECT_EQ(t.value, -7.0);
     for (const char* s : {"No Best Solution", "infeasible", "Unbounded", "none", "No feasible solution"}) {
         ASSERT_TRUE(parse_answer(ojson(s), o, &t, &why)) << s;
@@ -187,14 +189,20 @@ TEST(EvalAnswers, LabelsNumbersStringsSentinels) {
 
 TEST(EvalExtract, PicksTheFinalArtefact) {
     // reasoning is ignored, even when it holds code
-    artefact a = extract_artefact("<think>```python\nprint(1)\n```</think>\n```lp\nMinimize\n obj: x\nSubject To\n c: x >= 1\nEnd\n```");
+    artefact a = extract_artefact(
+        "<think>```python\nprint(1)\n```</think>\n```lp\nMinimize\n obj: x\nSubject To\n c: x >= 1\nEnd\n```");
     EXPECT_EQ(a.kind, "lp");
     // only a closing </think>: everything before it is reasoning
     a = extract_artefact("I think ```python\nimport os\n``` then</think>\n<python>\nimport pulp\n</python>");
     EXPECT_EQ(a.kind, "python");
     EXPECT_EQ(a.text, "\nimport pulp\n");
-    // unterminated reasoning: no answer
-    EXPECT_EQ(extract_artefact("<think>```python\nimport pulp\n```").kind, "");
+    // unterminated reasoning: a complete block written inside it is the answer (models that never close <think>
+    // still write their program); a block cut off, or prose alone, is none
+    a = extract_artefact("<think>Let me model it.\n```python\nimport pulp\n```\nThat is the program.");
+    EXPECT_EQ(a.kind, "python");
+    EXPECT_EQ(a.text, "import pulp\n");
+    EXPECT_EQ(extract_artefact("<think>```python\nimport pulp\nx = 1").kind, "");
+    EXPECT_EQ(extract_artefact("<think>import pulp\nprint(1)\n").kind, "");
     // the last block wins; a preferred kind wins over later blocks of other kinds
     a = extract_artefact("```python\nimport a\n```\n```python\nimport b\n```");
     EXPECT_EQ(a.text, "import b\n");
@@ -211,6 +219,28 @@ TEST(EvalExtract, PicksTheFinalArtefact) {
     EXPECT_EQ(extract_artefact("The answer is 42.").kind, "");
     EXPECT_EQ(extract_artefact("").kind, "");
     EXPECT_EQ(extract_artefact("```python\n\n```").kind, "");
+}
+
+// The T-Rex harness's order: the longest ```python block after </think>, else in the whole completion; else the
+// longest unlabelled block; else the text after </think>; else everything — always run as Python.
+TEST(EvalExtract, TRexProtocolOrder) {
+    artefact a = extract_trex_protocol(
+        "<think>```python\nimport a\n```</think>\n```python\nimport b\nx = 1\n```\n```python\nimport c\n```");
+    EXPECT_EQ(a.kind, "python");
+    EXPECT_EQ(a.text, "import b\nx = 1\n");  // the longest, not the last
+    // only inside the reasoning: the whole completion is searched next
+    a = extract_trex_protocol("<think>```python\nimport inside\n```</think>\nDone.");
+    EXPECT_EQ(a.text, "import inside\n");
+    // no python fence: the longest unlabelled one, info string and all (their regex keeps it)
+    a = extract_trex_protocol("```\nimport short\n```\n```lp\nMinimize\n obj: x\nEnd\n```");
+    EXPECT_EQ(a.kind, "python");
+    EXPECT_EQ(a.text, "lp\nMinimize\n obj: x\nEnd\n");
+    // no fence at all: the text after </think>, else the whole completion
+    EXPECT_EQ(extract_trex_protocol("<think>plan</think>\nimport gurobipy\n").text, "import gurobipy\n");
+    EXPECT_EQ(extract_trex_protocol("import gurobipy as gp").text, "import gurobipy as gp");
+    EXPECT_EQ(extract_trex_protocol("<redacted_reasoning>r</redacted_reasoning>```python\nimport z\n```").text,
+              "import z\n");
+    EXPECT_EQ(extract_trex_protocol("").kind, "");
 }
 
 TEST(EvalMetrics, PassAtKIsUnbiased) {
@@ -246,8 +276,8 @@ TEST(EvalMetrics, SummaryPerBenchmarkCategoryAndFailures) {
     const group_stats& a = s.benchmark.at("a");
     EXPECT_EQ(a.items, 2);
     EXPECT_EQ(a.samples, 4);
-    EXPECT_DOUBLE_EQ(a.pass1, 0.25);                  // (1/2 + 0/2) / 2
-    EXPECT_DOUBLE_EQ(a.pass_k.at(2), 0.5);            // item 1 passes at k=2, item 2 never
+    EXPECT_DOUBLE_EQ(a.pass1, 0.25);        // (1/2 + 0/2) / 2
+    EXPECT_DOUBLE_EQ(a.pass_k.at(2), 0.5);  // item 1 passes at k=2, item 2 never
     EXPECT_EQ(a.outcomes[(size_t)failure::timeout], 1);
     EXPECT_EQ(a.outcomes[(size_t)failure::no_artefact], 1);
     EXPECT_DOUBLE_EQ(s.benchmark.at("b").pass1, 1.0);
@@ -267,7 +297,9 @@ TEST(EvalMetrics, SummaryPerBenchmarkCategoryAndFailures) {
 
 namespace {
 
-model lp(const std::string& text) { return trex::optmodel::read_lp_text(text, "test.lp"); }
+model lp(const std::string& text) {
+    return trex::optmodel::read_lp_text(text, "test.lp");
+}
 
 const char* kTransport = R"(Minimize
  cost: 2 x11 + 4 x12 + 3 x21 + x22
@@ -296,7 +328,8 @@ End
     const structure_result r = compare_structure(same, ref);
     EXPECT_TRUE(r.equivalent) << r.detail;
     // the oracle's rename mutation too, on a MIP
-    const model mip = lp("Maximize\n obj: 5 k + 4 p\nSubject To\n f: 6 k + 4 p <= 24\n o: k + 2 p <= 6\nGeneral\n k p\nEnd\n");
+    const model mip =
+        lp("Maximize\n obj: 5 k + 4 p\nSubject To\n f: 6 k + 4 p <= 24\n o: k + 2 p <= 6\nGeneral\n k p\nEnd\n");
     model renamed;
     ASSERT_TRUE(mutate_model(mip, oracle_mutation::rename, 7, &renamed));
     EXPECT_NE(renamed.vars[0].name, "k");
@@ -374,7 +407,7 @@ std::string temp_dir(const std::string& name) {
 
 TEST(EvalPrompts, ShippedTemplatesRenderAndFewShotNeverShowsTheItem) {
     const auto names = list_prompts();
-    for (const char* n : {"trex", "lp", "pulp", "mathprog"})
+    for (const char* n : {"trex", "trex_orgeval", "lp", "pulp", "mathprog"})
         EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     eval_item it;
     it.id = "q1";
@@ -405,11 +438,16 @@ TEST(EvalPrompts, ShippedTemplatesRenderAndFewShotNeverShowsTheItem) {
     }
     // few-shot pool: the item itself (same id, or the same question under another id) is never retrieved
     std::ofstream(dir + "/pool.jsonl")
-        << R"({"id": "q1", "question": "Maximise x + y subject to x <= 2 and y <= 3.", "answer": "A1"})" "\n"
-        << R"({"id": "copy", "question": "maximise x + y subject to x <= 2 and y <= 3", "answer": "A2"})" "\n"
-        << R"({"id": "near", "question": "Maximise 2x + y subject to x <= 4 and y <= 1.", "answer": "A3"})" "\n"
-        << R"({"id": "far", "question": "Schedule nurses over a week to cover shifts.", "answer": "A4"})" "\n"
-        << R"({"messages": [{"role": "user", "content": "Minimise cost of a diet with x and y."}, {"role": "assistant", "content": "A5"}]})" "\n";
+        << R"({"id": "q1", "question": "Maximise x + y subject to x <= 2 and y <= 3.", "answer": "A1"})"
+           "\n"
+        << R"({"id": "copy", "question": "maximise x + y subject to x <= 2 and y <= 3", "answer": "A2"})"
+           "\n"
+        << R"({"id": "near", "question": "Maximise 2x + y subject to x <= 4 and y <= 1.", "answer": "A3"})"
+           "\n"
+        << R"({"id": "far", "question": "Schedule nurses over a week to cover shifts.", "answer": "A4"})"
+           "\n"
+        << R"({"messages": [{"role": "user", "content": "Minimise cost of a diet with x and y."}, {"role": "assistant", "content": "A5"}]})"
+           "\n";
     fewshot_pool pool(dir + "/pool.jsonl");
     EXPECT_EQ(pool.size(), 5u);
     const auto shots = pool.retrieve(it.question, it.id, 2);

@@ -230,7 +230,10 @@ class replay_backend : public backend {
                 bad_.push_back(fmt::format("{}:{}: no completion", path, ln));
                 continue;
             }
-            auto& v = by_id_[id];
+            // a "benchmark" field scopes the id (Bench4Opt's Feasible and ORGEval items share ids)
+            const std::string bench =
+                j.contains("benchmark") && j["benchmark"].is_string() ? j["benchmark"].get<std::string>() : "";
+            auto& v = by_id_[bench.empty() ? id : scoped(bench, id)];
             auto put = [&](int idx, const std::string& s) {
                 if (idx < 0)
                     v.push_back(s);
@@ -254,7 +257,8 @@ class replay_backend : public backend {
     int concurrency() const override { return 1; }
     gen_result generate(const gen_request& req) override {
         gen_result r;
-        auto it = by_id_.find(req.item_id);
+        auto it = by_id_.find(scoped(req.benchmark, req.item_id));
+        if (it == by_id_.end()) it = by_id_.find(req.item_id);
         if (it == by_id_.end()) {
             r.error = fmt::format("no completion for item '{}' in {}", req.item_id, path_);
             return r;
@@ -273,6 +277,7 @@ class replay_backend : public backend {
     }
 
    private:
+    static std::string scoped(const std::string& bench, const std::string& id) { return bench + '\x1f' + id; }
     std::string path_;
     std::map<std::string, std::vector<std::string>> by_id_;
     std::vector<std::string> bad_;

@@ -33,6 +33,7 @@ struct gen_params {
 
 struct gen_request {
     std::string item_id;
+    std::string benchmark;  // the item's benchmark (replay files may key completions by benchmark and id)
     std::vector<chat_message> messages;
     gen_params params;
     int n = 1;             // samples wanted

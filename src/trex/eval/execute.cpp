@@ -454,6 +454,7 @@ bool executor::run_python_sandboxed(const std::string& code, const std::string& 
     spec.env.push_back("TZ=UTC");
     spec.env.push_back("TREX_CHANNEL_FD=3");
     spec.env.push_back(fmt::format("TREX_SOLVE_TIME_LIMIT={}", cfg_.solve_time_limit_s));
+    if (!cfg_.protocol.empty()) spec.env.push_back("TREX_PROTOCOL=" + cfg_.protocol);
     spec.files.push_back({"answer.py", code});
     if (!data_json.empty()) spec.files.push_back({"data.json", data_json});
     spec.expose = python_dirs(cfg_.python);

@@ -62,6 +62,7 @@ struct exec_config {
     sandbox_limits limits;           // per answer
     double solve_time_limit_s = 30;  // model files
     bool allow_unisolated = false;
+    std::string protocol;  // "trex": the runner solves the program's `model` object when it did not
 };
 
 // Defaults: this executable, find_python_with_pulp(), <source>/python/trex_eval.

@@ -15,8 +15,14 @@ struct artefact {
     std::string text;
 };
 
-// prefer: "" or one of the kinds.
+// prefer: "" or one of the kinds. Inside an unterminated <think>, only a complete (closed) block is taken.
 artefact extract_artefact(const std::string& completion, const std::string& prefer = "");
+
+// The T-Rex harness's extraction (`--protocol trex`; its or_benchmark_eval extract_python_code), point by point:
+// the longest ```python block of the text after the last </think> (or </redacted_reasoning>), else of the whole
+// completion; else the longest unlabelled ``` block, in the same order; else the text after </think> when there was
+// one; else the whole completion. Whatever it finds is run as Python.
+artefact extract_trex_protocol(const std::string& completion);
 
 // The kind a block's content looks like ("" when none): used for unlabelled blocks.
 std::string sniff_kind(const std::string& text);

@@ -106,6 +106,7 @@ class completion_cache {
 
 struct prepared_item {
     eval_item item;
+    const prompt_template* tmpl = nullptr;  // the item's template (its preferred artefact)
     std::vector<chat_message> msgs;
     std::string data_json;
     std::string reference_lp;
@@ -153,7 +154,7 @@ class work_queue {
     std::condition_variable cv_;
 };
 
-sample_record judge_sample(executor& ex, const prepared_item& p, const judge_task& t, const std::string& prefer,
+sample_record judge_sample(executor& ex, const prepared_item& p, const judge_task& t, const std::string& protocol,
                            const objective_judge& j) {
     sample_record r;
     r.id = p.item.id;
@@ -167,7 +168,8 @@ sample_record judge_sample(executor& ex, const prepared_item& p, const judge_tas
         r.ex.status = "backend_error";
         r.ex.detail = t.error;
     } else {
-        const artefact a = extract_artefact(t.completion, prefer);
+        const artefact a =
+            protocol == "trex" ? extract_trex_protocol(t.completion) : extract_artefact(t.completion, p.tmpl->artefact);
         if (a.kind.empty()) {
             r.ex.status = "no_artefact";
             r.ex.detail = t.completion.empty() ? "empty completion" : "no model or code block in the completion";
@@ -208,7 +210,7 @@ objective_judge make_judge(const std::string& judge, double tol) {
 
 // The refusals before any work: missing options, and a sandbox that does not hold (unless allowed).
 void check_run_options(const run_options& opt) {
-    TREX_CHECK(!opt.benches.empty(), "no benchmark given (--bench FILE)");
+    TREX_CHECK(!opt.benches.empty(), "no benchmark given (--bench FILE or --suite trex DIR)");
     TREX_CHECK(!opt.out_dir.empty(), "no output directory given (--out DIR)");
     TREX_CHECK(opt.samples >= 1, "--samples must be at least 1");
     for (int k : opt.ks)
@@ -266,13 +268,14 @@ void report_skipped(const std::vector<std::string>& skipped) {
 
 // Each item's data, reference model, prompt (with its few-shot examples) and per-sample cache keys.
 void render_prompts(std::vector<prepared_item>& items, const run_options& opt, const prompt_template& tmpl,
-                    const fewshot_pool* pool, backend& b) {
+                    const prompt_template& structure_tmpl, const fewshot_pool* pool, backend& b) {
     for (auto& p : items) {
+        p.tmpl = p.item.truth.kind == truth_kind::structure ? &structure_tmpl : &tmpl;
         if (!p.item.data_path.empty()) p.data_json = read_file(p.item.data_path);
         if (p.item.truth.kind == truth_kind::structure) p.reference_lp = read_file(p.item.reference_lp_path);
         std::vector<const fewshot_example*> shots;
         if (pool) shots = pool->retrieve(p.item.question, p.item.id, opt.shots);
-        p.msgs = render_prompt(tmpl, p.item, p.data_json, shots);
+        p.msgs = render_prompt(*p.tmpl, p.item, p.data_json, shots);
         for (int s = 0; s < opt.samples; s++) p.keys.push_back(completion_key(b.identity(), p.msgs, opt.gen, s));
     }
 }
@@ -375,6 +378,7 @@ struct eval_work {
     void generate(const gen_task& t) {
         gen_request rq;
         rq.item_id = items[t.item].item.id;
+        rq.benchmark = items[t.item].item.benchmark;
         rq.messages = items[t.item].msgs;
         rq.params = opt.gen;
         rq.n = t.n;
@@ -420,7 +424,7 @@ struct eval_work {
                 std::lock_guard<std::mutex> l(t_mu);
                 if (judge_busy_t0 < 0) judge_busy_t0 = now_seconds();
             }
-            sample_record r = judge_sample(ex, items[t.item], t, tmpl.artefact, judge);
+            sample_record r = judge_sample(ex, items[t.item], t, opt.protocol, judge);
             if (r.v.correct) correct++;
             records[offset[t.item] + (size_t)t.sample] = std::move(r);
             judged++;
@@ -465,6 +469,11 @@ ojson run_description(const run_options& opt, backend& b, const prompt_template&
                  {"time", fmt::format("{:.1f} s", res.seconds)},
                  {"sandbox", sandbox_guarantees().summary},
                  {"python", opt.exec.python.empty() ? "none" : opt.exec.python}};
+    if (!opt.protocol.empty())
+        run["protocol"] = opt.protocol + (opt.protocol == "trex" ? " (T-Rex or_benchmark_eval: its extraction, "
+                                                                   "trex / trex_orgeval prompts, abs 1e-6, the solved "
+                                                                   "model object, ORGEval from the written LP)"
+                                                                 : "");
     ojson sk = ojson::array();
     for (const auto& s : skipped) sk.push_back(s);
     run["skipped"] = sk;
@@ -472,12 +481,26 @@ ojson run_description(const run_options& opt, backend& b, const prompt_template&
     return run;
 }
 
+run_options with_protocol(const run_options& given) {
+    run_options o = given;
+    TREX_CHECK(o.protocol.empty() || o.protocol == "trex", "--protocol '{}': expected trex", o.protocol);
+    if (o.protocol == "trex") {
+        o.judge = "abs";
+        o.tol = 0;  // its default, 1e-6
+        o.exec.protocol = "trex";
+    }
+    return o;
+}
+
 }  // namespace
 
-run_result run_eval(const run_options& opt, backend& b) {
+run_result run_eval(const run_options& given, backend& b) {
+    const run_options opt = with_protocol(given);
     check_run_options(opt);
     const objective_judge judge = make_judge(opt.judge, opt.tol);
     const prompt_template tmpl = load_prompt(opt.prompt);
+    // under the T-Rex protocol ORGEval items get its LP-structure prompt (the code writes model.lp, solves nothing)
+    const prompt_template structure_tmpl = opt.protocol == "trex" ? load_prompt("trex_orgeval") : tmpl;
     std::unique_ptr<fewshot_pool> pool;
     if (opt.shots > 0) {
         TREX_CHECK(!opt.shots_from.empty(), "--shots {} needs --shots-from FILE (a pool of solved examples)",
@@ -493,7 +516,7 @@ run_result run_eval(const run_options& opt, backend& b) {
     report_skipped(skipped);
     res.skipped_records = (long)skipped.size();
     TREX_CHECK(!items.empty(), "no usable items in the benchmark file(s)");
-    render_prompts(items, opt, tmpl, pool.get(), b);
+    render_prompts(items, opt, tmpl, structure_tmpl, pool.get(), b);
     // ---- output directory and cache
     const std::string cache_path = prepare_out_dir(opt);
     completion_cache cache(cache_path, b.cacheable());
@@ -513,6 +536,59 @@ run_result run_eval(const run_options& opt, backend& b) {
     const ojson run = run_description(opt, b, tmpl, judge, res, skipped);
     write_outputs(opt.out_dir, work.records, res.summary, run);
     return res;
+}
+
+namespace {
+
+// The benchmark file of a suite folder: test.parquet / test.jsonl / test.json, else its only such file ("" = none).
+std::string suite_file(const fs::path& d) {
+    for (const char* n : {"test.parquet", "test.jsonl", "test.json"})
+        if (fs::is_regular_file(d / n)) return (d / n).string();
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(d)) {
+        const std::string ext = e.path().extension().string();
+        if (e.is_regular_file() && (ext == ".parquet" || ext == ".jsonl" || ext == ".json"))
+            found.push_back(e.path().string());
+    }
+    return found.size() == 1 ? found[0] : "";
+}
+
+// Which of the four benchmarks a folder name is ("" = none of them).
+std::string suite_member(std::string n) {
+    for (char& c : n) c = (char)std::tolower((unsigned char)c);
+    const bool b4o = n.find("bench4opt") != std::string::npos || n.find("b4o") != std::string::npos;
+    if (b4o && n.find("feasible") != std::string::npos) return "B4O-Feasible";
+    if ((b4o && n.find("mix") == std::string::npos) || n.find("orgeval") != std::string::npos) return "B4O-ORGEval";
+    if (n.find("nl4opt") != std::string::npos) return "NL4OPT";
+    if (n.find("optibench") != std::string::npos) return "OptiBench";
+    return "";
+}
+
+}  // namespace
+
+std::vector<bench_spec> trex_suite_benches(const std::string& dir, std::vector<std::string>* missing) {
+    std::error_code ec;
+    TREX_CHECK(fs::is_directory(dir, ec), "--suite trex {}: not a directory (the T-Rex or_benchmark_eval/data folder)",
+               dir);
+    std::map<std::string, std::string> found;
+    std::vector<fs::path> subdirs;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_directory()) subdirs.push_back(e.path());
+    std::sort(subdirs.begin(), subdirs.end());
+    for (const auto& d : subdirs) {
+        const std::string member = suite_member(d.filename().string());
+        if (member.empty() || found.count(member)) continue;
+        const std::string file = suite_file(d);
+        if (!file.empty()) found[member] = file;
+    }
+    std::vector<bench_spec> out;
+    for (const char* m : {"NL4OPT", "OptiBench", "B4O-Feasible", "B4O-ORGEval"}) {
+        if (found.count(m))
+            out.push_back({found[m], m});
+        else if (missing)
+            missing->push_back(m);
+    }
+    return out;
 }
 
 run_result rescore_run(const std::string& out_dir, const std::string& judge_kind, double tol) {

@@ -28,6 +28,10 @@ struct run_options {
     std::vector<bench_spec> benches;
     load_options load;  // format, sentinel policy, structure_when_possible (name is per bench)
     std::string out_dir;
+    // "" (the options as given), "trex" (the T-Rex harness point by point: its extraction, prompts of the same
+    // structure — `trex` for objective items, `trex_orgeval` for ORGEval items — 360 s per answer, the objective of the
+    // solved `model` object, absolute 1e-6, ORGEval by the LP the code writes)
+    std::string protocol;
     std::string prompt = "trex";
     int shots = 0;
     std::string shots_from;
@@ -38,10 +42,10 @@ struct run_options {
     double tol = 0;             // 0: the judge's default
     int workers = 0;            // judge threads (0: the number of cores)
     exec_config exec;
-    long limit = 0;             // at most this many items per benchmark (0: all)
-    bool fresh = false;         // ignore (and replace) the completion cache
+    long limit = 0;      // at most this many items per benchmark (0: all)
+    bool fresh = false;  // ignore (and replace) the completion cache
     bool progress = true;
-    bool quiet = false;         // no summary table on stdout
+    bool quiet = false;  // no summary table on stdout
 };
 
 struct run_result {
@@ -55,6 +59,12 @@ struct run_result {
 
 // Throws trex::error on setup problems (unreadable benchmark, bad template, unwritable output).
 run_result run_eval(const run_options& opt, backend& b);
+
+// `trex eval run --suite trex DIR`: the paper's four benchmarks in a T-Rex `or_benchmark_eval/data` folder, each a
+// sub-folder (names matched case-insensitively: *nl4opt*, *optibench*, bench4opt / *orgeval* for ORGEval,
+// bench4opt*feasible* for Feasible) holding test.parquet, test.jsonl or test.json (or a single such file), named
+// NL4OPT, OptiBench, B4O-Feasible and B4O-ORGEval. `missing` names those not found.
+std::vector<bench_spec> trex_suite_benches(const std::string& dir, std::vector<std::string>* missing);
 
 // `trex eval report DIR`: re-judges results.jsonl with another objective judge (no re-execution) and rewrites
 // summary.json, report.md and report.html. judge "" keeps the run's judge.

@@ -28,7 +28,9 @@ struct coin_arrays {
     std::vector<double> value, collb, colub, obj, rowlb, rowub;
 };
 
-double coin_number(double v) { return v == inf ? COIN_DBL_MAX : v == -inf ? -COIN_DBL_MAX : v; }
+double coin_number(double v) {
+    return v == inf ? COIN_DBL_MAX : v == -inf ? -COIN_DBL_MAX : v;
+}
 
 coin_arrays arrays(const model& m, const solver_bounds& b) {
     coin_arrays a;
@@ -127,8 +129,11 @@ solve_result solve_cbc(const model& m, const solver_bounds& b, double seconds, d
     CbcMain0(cbc, data);
     cbc.setLogLevel(0);
     const std::string sec = std::to_string(std::max(0.01, seconds));
-    const char* argv[] = {"trex", "-log", "0", "-timeMode", "elapsed", "-sec", sec.c_str(), "-solve", "-quit"};
-    CbcMain1(9, argv, cbc, [](CbcModel*, int) { return 0; }, data);
+    // relative gap 0: a MIP is solved to proven optimality (the T-Rex harness runs Gurobi with MIPGap 0)
+    const char* argv[] = {"trex",      "-log",      "0", "-timeMode", "elapsed", "-sec",
+                          sec.c_str(), "-ratioGap", "0", "-solve",    "-quit"};
+    CbcMain1(
+        11, argv, cbc, [](CbcModel*, int) { return 0; }, data);
     const double* best = cbc.bestSolution();
     *incumbent = std::nan("");
     if (cbc.isProvenOptimal() && best) {
@@ -191,8 +196,8 @@ solve_result retry_with_glpk(const model& m, solve_result cbc, double incumbent,
     else if (!solution_checks_out(m, g.x))
         refused = fmt::format("GLPK retry's optimum {} violates the model; not taken", g.objective);
     else if (!std::isnan(incumbent) && !no_worse(m, g.objective, incumbent))
-        refused = fmt::format("GLPK retry's optimum {} is worse than Cbc's solution {}; not taken", g.objective,
-                              incumbent);
+        refused =
+            fmt::format("GLPK retry's optimum {} is worse than Cbc's solution {}; not taken", g.objective, incumbent);
     if (refused.empty()) {
         g.fallback_from = "cbc";
         return g;
@@ -211,11 +216,16 @@ bool is_small_mip(const model& m) {
 
 const char* solve_status_name(solve_status s) {
     switch (s) {
-        case solve_status::optimal: return "optimal";
-        case solve_status::infeasible: return "infeasible";
-        case solve_status::unbounded: return "unbounded";
-        case solve_status::time_limit: return "time_limit";
-        case solve_status::error: return "error";
+        case solve_status::optimal:
+            return "optimal";
+        case solve_status::infeasible:
+            return "infeasible";
+        case solve_status::unbounded:
+            return "unbounded";
+        case solve_status::time_limit:
+            return "time_limit";
+        case solve_status::error:
+            return "error";
     }
     return "?";
 }
