@@ -8,7 +8,11 @@
 //   trex eval _worker                                          internal: the sandboxed solve worker
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "commands.hpp"
@@ -70,6 +74,17 @@ std::vector<int> parse_ks(const std::string& s) {
     return ks;
 }
 
+// SIGINT during `trex eval run`: the first stops the run (what finished is written), a second one ends the process.
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_sigints{0};
+extern "C" void on_sigint(int) {
+    if (g_sigints.fetch_add(1) >= 1) {
+        ::signal(SIGINT, SIG_DFL);
+        ::raise(SIGINT);
+    }
+    g_stop.store(true);
+}
+
 int run_cmd(eval_args& a) {
     run_options& o = a.run;
     if (!a.suite.empty()) {
@@ -128,7 +143,14 @@ int run_cmd(eval_args& a) {
     } else {
         throw_error(fmt::format("--backend '{}': expected openai, replay or local", a.backend));
     }
+    o.stop = &g_stop;
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_sa {};
+    ::sigaction(SIGINT, &sa, &old_sa);
     const run_result r = run_eval(o, *b);
+    ::sigaction(SIGINT, &old_sa, nullptr);
     if (a.json) {
         ojson j = summary_json(r.summary);
         j["out_dir"] = r.out_dir;
@@ -140,6 +162,16 @@ int run_cmd(eval_args& a) {
         std::printf("%s", format_summary(r).c_str());
         std::printf("reports: %s/report.md, %s/report.html; per sample: %s/results.jsonl\n", r.out_dir.c_str(),
                     r.out_dir.c_str(), r.out_dir.c_str());
+    }
+    if (r.interrupted) {
+        std::fprintf(stderr,
+                     "trex eval: interrupted: results, summary and reports of the %ld judged answer(s) are in %s; run "
+                     "the same command again to finish (completions and executions come from the caches)\n",
+                     r.summary.micro.samples, r.out_dir.c_str());
+        std::fflush(stdout);
+        std::fflush(stderr);
+        if (r.generators_detached) std::_Exit(130);  // a backend request is still in flight: leave it
+        return 130;
     }
     if (r.backend_errors > 0) {
         std::fprintf(stderr,
@@ -208,6 +240,9 @@ void register_eval(CLI::App& app) {
     run->add_option("--python", a->python, "Python with PuLP for Python answers (default: .venv / TREX_PYTHON)");
     run->add_option("--time-limit", a->time_limit,
                     "seconds (wall and CPU) per Python answer (default 60; 360 under --protocol trex)");
+    run->add_flag("--reexecute", a->run.reexecute,
+                  "run every answer again (default: answers whose execution outcome is in OUT/executions.jsonl for "
+                  "this harness version are re-judged from it)");
     run->add_option("--protocol", a->run.protocol,
                     "trex: the T-Rex harness point by point (its extraction order, trex / trex_orgeval prompts, 360 s, "
                     "the solved model object, absolute 1e-6, ORGEval from the LP the code writes)");

@@ -11,6 +11,38 @@
 
 namespace trex::eval {
 
+ojson exec_to_json(const exec_outcome& x) {
+    ojson e = {{"artefact", x.artefact}, {"status", x.status}};
+    if (x.has_objective) e["objective"] = x.objective;
+    if (!x.source.empty()) e["source"] = x.source;
+    if (!x.solver.empty()) e["solver"] = x.solver;
+    if (x.has_printed_objective) e["printed_objective"] = x.printed_objective;
+    if (x.stdout_truncated) e["stdout_truncated"] = true;
+    if (x.stderr_truncated) e["stderr_truncated"] = true;
+    if (x.status == "structure") e["equivalent"] = x.equivalent;
+    if (!x.detail.empty()) e["detail"] = x.detail;
+    e["seconds"] = std::round(x.seconds * 1e4) / 1e4;
+    return e;
+}
+
+exec_outcome exec_from_json(const ojson& e) {
+    exec_outcome x;
+    x.artefact = e.value("artefact", "");
+    x.status = e.value("status", "");
+    x.has_objective = e.contains("objective");
+    x.objective = e.value("objective", 0.0);
+    x.source = e.value("source", "");
+    x.solver = e.value("solver", "");
+    x.has_printed_objective = e.contains("printed_objective");
+    x.printed_objective = e.value("printed_objective", 0.0);
+    x.stdout_truncated = e.value("stdout_truncated", false);
+    x.stderr_truncated = e.value("stderr_truncated", false);
+    x.equivalent = e.value("equivalent", false);
+    x.detail = e.value("detail", "");
+    x.seconds = e.value("seconds", 0.0);
+    return x;
+}
+
 ojson sample_to_json(const sample_record& r) {
     ojson j = {{"id", r.id}, {"benchmark", r.benchmark}, {"sample", r.sample}};
     if (!r.category.empty()) j["category"] = r.category;
@@ -21,17 +53,8 @@ ojson sample_to_json(const sample_record& r) {
     j["correct"] = r.v.correct;
     j["outcome"] = failure_name(r.v.why);
     j["verdict"] = r.v.detail;
-    ojson e = {{"artefact", r.ex.artefact}, {"status", r.ex.status}};
-    if (r.ex.has_objective) e["objective"] = r.ex.objective;
-    if (!r.ex.source.empty()) e["source"] = r.ex.source;
-    if (!r.ex.solver.empty()) e["solver"] = r.ex.solver;
-    if (r.ex.has_printed_objective) e["printed_objective"] = r.ex.printed_objective;
-    if (r.ex.stdout_truncated) e["stdout_truncated"] = true;
-    if (r.ex.stderr_truncated) e["stderr_truncated"] = true;
-    if (r.ex.status == "structure") e["equivalent"] = r.ex.equivalent;
-    if (!r.ex.detail.empty()) e["detail"] = r.ex.detail;
-    e["seconds"] = std::round(r.ex.seconds * 1e4) / 1e4;
-    j["exec"] = e;
+    j["exec"] = exec_to_json(r.ex);
+    if (!r.artefact_text.empty()) j["artefact_text"] = r.artefact_text;
     if (!r.cache_key.empty()) j["completion_key"] = r.cache_key;
     return j;
 }
@@ -52,20 +75,8 @@ sample_record sample_from_json(const ojson& j) {
                                             : truth_kind::unknown;
         r.truth.raw = t.value("raw", "");
         r.truth.value = t.value("value", 0.0);
-        const ojson& e = j.at("exec");
-        r.ex.artefact = e.value("artefact", "");
-        r.ex.status = e.value("status", "");
-        r.ex.has_objective = e.contains("objective");
-        r.ex.objective = e.value("objective", 0.0);
-        r.ex.source = e.value("source", "");
-        r.ex.solver = e.value("solver", "");
-        r.ex.has_printed_objective = e.contains("printed_objective");
-        r.ex.printed_objective = e.value("printed_objective", 0.0);
-        r.ex.stdout_truncated = e.value("stdout_truncated", false);
-        r.ex.stderr_truncated = e.value("stderr_truncated", false);
-        r.ex.equivalent = e.value("equivalent", false);
-        r.ex.detail = e.value("detail", "");
-        r.ex.seconds = e.value("seconds", 0.0);
+        r.ex = exec_from_json(j.at("exec"));
+        r.artefact_text = j.value("artefact_text", "");
         r.cache_key = j.value("completion_key", "");
         r.v.correct = j.value("correct", false);
         r.v.detail = j.value("verdict", "");
@@ -301,7 +312,36 @@ std::string report_markdown(const eval_summary& s, const ojson& run) {
     return o;
 }
 
-std::string report_html(const eval_summary& s, const ojson& run) {
+namespace {
+
+// Every failed sample, collapsed: benchmark, id, outcome and the reason, then the artefact extraction found (at most
+// kMaxListed of them, in results order).
+constexpr size_t kMaxListed = 2000;
+
+std::string failed_html(const std::vector<sample_record>& records) {
+    std::string o;
+    size_t n = 0, failed = 0;
+    for (const auto& r : records) {
+        if (r.v.correct) continue;
+        if (++failed > kMaxListed) continue;
+        n++;
+        o += fmt::format("<details><summary>{} / {}{} — <b>{}</b>: {}</summary>\n", esc(r.benchmark), esc(r.id),
+                         r.sample ? fmt::format(" #{}", r.sample) : "", failure_name(r.v.why),
+                         esc(r.v.detail.size() > 300 ? r.v.detail.substr(0, 300) + "…" : r.v.detail));
+        if (!r.ex.detail.empty() && r.ex.detail != r.v.detail) o += "<pre>" + esc(r.ex.detail) + "</pre>\n";
+        if (!r.artefact_text.empty())
+            o += fmt::format("<p>extracted {}:</p><pre>{}</pre>\n", esc(r.ex.artefact), esc(r.artefact_text));
+        o += "</details>\n";
+    }
+    if (failed == 0) return "";
+    std::string head = fmt::format("<h2>Failed answers ({})</h2>\n", failed);
+    if (failed > n) head += fmt::format("<p>The first {} are listed; results.jsonl has all.</p>\n", n);
+    return head + o;
+}
+
+}  // namespace
+
+std::string report_html(const eval_summary& s, const ojson& run, const std::vector<sample_record>& records) {
     std::string o =
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>trex eval report</title><style>"
         "body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}"
@@ -378,6 +418,7 @@ std::string report_html(const eval_summary& s, const ojson& run) {
         for (const auto& x : run["skipped"]) o += "<li>" + esc(x.get<std::string>()) + "</li>\n";
         o += "</ul>\n";
     }
+    o += failed_html(records);
     o += "</body></html>\n";
     return o;
 }

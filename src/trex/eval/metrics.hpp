@@ -21,7 +21,12 @@ struct sample_record {
     exec_outcome ex;
     verdict v;
     std::string cache_key;
+    std::string artefact_text;  // what extraction found (cut to 4 KiB; the report shows it for failed samples)
 };
+
+// An execution outcome as results.jsonl's "exec" object, and back.
+ojson exec_to_json(const exec_outcome& x);
+exec_outcome exec_from_json(const ojson& e);
 
 ojson sample_to_json(const sample_record& r);
 // Throws trex::error on a record that is not one of ours.
@@ -32,8 +37,8 @@ double pass_at_k(int n, int c, int k);
 
 struct group_stats {
     long items = 0, samples = 0, correct = 0;
-    double pass1 = 0;               // mean over items of c/n
-    std::map<int, double> pass_k;   // k -> mean over items with n >= k
+    double pass1 = 0;                            // mean over items of c/n
+    std::map<int, double> pass_k;                // k -> mean over items with n >= k
     std::array<long, failure_count> outcomes{};  // samples per failure kind (index 0: correct)
 };
 
@@ -41,8 +46,8 @@ struct eval_summary {
     std::vector<int> ks;
     std::map<std::string, group_stats> benchmark;
     std::map<std::string, std::map<std::string, group_stats>> category, difficulty;  // benchmark -> value -> stats
-    group_stats micro;                   // all items together
-    double macro_pass1 = 0;              // mean over benchmarks
+    group_stats micro;                                                               // all items together
+    double macro_pass1 = 0;                                                          // mean over benchmarks
     std::map<int, double> macro_pass_k;
 };
 
@@ -51,6 +56,7 @@ ojson summary_json(const eval_summary& s);
 
 // run: what to print in the header (backend, prompt, judge, times, isolation, skipped records, ...).
 std::string report_markdown(const eval_summary& s, const ojson& run);
-std::string report_html(const eval_summary& s, const ojson& run);
+// The HTML report also lists every failed sample of `records` (collapsed: outcome, reason, extracted artefact).
+std::string report_html(const eval_summary& s, const ojson& run, const std::vector<sample_record>& records = {});
 
 }  // namespace trex::eval

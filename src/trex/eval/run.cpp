@@ -44,9 +44,11 @@ std::string completion_key(const std::string& backend_identity, const std::vecto
 namespace {
 
 // ---- the completion cache: <out>/completions.jsonl, one line per sample, appended and flushed as they arrive
-class completion_cache {
+// An append-only JSONL file of records {"key": ..., ...}: read whole at start (a line torn by an interruption is
+// ignored), each new record appended and flushed as it comes. The completion cache and the execution cache.
+class keyed_jsonl {
    public:
-    completion_cache(const std::string& path, bool enabled) : path_(path), enabled_(enabled) {
+    keyed_jsonl(const std::string& path, bool enabled) : enabled_(enabled) {
         if (!enabled) return;
         std::ifstream in(path);
         std::string line;
@@ -54,8 +56,9 @@ class completion_cache {
         while (std::getline(in, line)) {
             if (line.empty()) continue;
             try {
-                const ojson j = ojson::parse(line);
-                map_[j.at("key").get<std::string>()] = j.at("completion").get<std::string>();
+                ojson j = ojson::parse(line);
+                const std::string key = j.at("key").get<std::string>();
+                map_[key] = std::move(j);
             } catch (const std::exception&) {
                 torn++;  // a line cut by an interruption
             }
@@ -75,33 +78,71 @@ class completion_cache {
             }
         }
     }
-    ~completion_cache() {
+    ~keyed_jsonl() {
         if (f_) std::fclose(f_);
     }
-    bool get(const std::string& key, std::string* out) const {
+    // The record of `key`, or null.
+    const ojson* get(const std::string& key) const {
         auto it = map_.find(key);
-        if (it == map_.end()) return false;
-        *out = it->second;
-        return true;
+        return it == map_.end() ? nullptr : &it->second;
     }
-    void put(const std::string& key, const std::string& id, int sample, const std::string& completion,
-             const std::string& finish) {
+    void put(const ojson& record) {
         if (!enabled_) return;
-        const ojson j = {
-            {"key", key}, {"id", id}, {"sample", sample}, {"completion", completion}, {"finish_reason", finish}};
-        const std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        const std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
         std::lock_guard<std::mutex> lock(mu_);
         std::fwrite(line.data(), 1, line.size(), f_);
         std::fflush(f_);  // in the kernel's hands: survives the process being killed
     }
-    size_t size() const { return map_.size(); }
 
    private:
-    std::string path_;
     bool enabled_;
-    std::map<std::string, std::string> map_;
+    std::map<std::string, ojson> map_;
     std::FILE* f_ = nullptr;
     std::mutex mu_;
+};
+
+// The completion cache: completions by request key.
+class completion_cache {
+   public:
+    completion_cache(const std::string& path, bool enabled) : store_(path, enabled) {}
+    bool get(const std::string& key, std::string* out) const {
+        const ojson* j = store_.get(key);
+        if (!j || !j->contains("completion") || !(*j)["completion"].is_string()) return false;
+        *out = (*j)["completion"].get<std::string>();
+        return true;
+    }
+    void put(const std::string& key, const std::string& id, int sample, const std::string& completion,
+             const std::string& finish) {
+        store_.put(
+            {{"key", key}, {"id", id}, {"sample", sample}, {"completion", completion}, {"finish_reason", finish}});
+    }
+
+   private:
+    keyed_jsonl store_;
+};
+
+struct prepared_item;
+
+// The execution cache: what running an extracted artefact gave, by a key over the harness version (this binary and
+// the Python runner and shims), the protocol, the limits, the artefact and its inputs. A rerun re-judges these
+// outcomes (with the run's judge) instead of executing again; --reexecute ignores them.
+class execution_cache {
+   public:
+    execution_cache(const std::string& path, const exec_config& cfg, const std::string& protocol)
+        : store_(path, true), version_(harness_version(cfg) + "|" + protocol) {}
+    std::string key(const artefact& a, const prepared_item& p) const;
+    bool get(const std::string& key, exec_outcome* out) const {
+        const ojson* j = store_.get(key);
+        if (!j || !j->contains("exec")) return false;
+        *out = exec_from_json((*j)["exec"]);
+        return true;
+    }
+    void put(const std::string& key, const exec_outcome& ex) { store_.put({{"key", key}, {"exec", exec_to_json(ex)}}); }
+
+   private:
+    static std::string harness_version(const exec_config& cfg);
+    keyed_jsonl store_;
+    std::string version_;
 };
 
 struct prepared_item {
@@ -112,6 +153,36 @@ struct prepared_item {
     std::string reference_lp;
     std::vector<std::string> keys;  // per sample
 };
+
+std::string execution_cache::harness_version(const exec_config& cfg) {
+    // this binary (the worker that reads and solves), the runner and shims, and the limits
+    std::string v = cfg.trex_bin.empty() ? "" : file_xxh64(cfg.trex_bin);
+    std::error_code ec;
+    if (!cfg.runner_dir.empty() && fs::is_directory(cfg.runner_dir, ec)) {
+        std::vector<std::string> py;
+        for (const auto& e : fs::recursive_directory_iterator(cfg.runner_dir, ec))
+            if (e.is_regular_file() && e.path().extension() == ".py") py.push_back(e.path().string());
+        std::sort(py.begin(), py.end());
+        for (const auto& f : py) v += "|" + file_xxh64(f);
+    }
+    return fmt::format("{}|{}|{}|{}|{}|{}", v, cfg.python, cfg.limits.wall_s, cfg.limits.cpu_s, cfg.limits.memory_mb,
+                       cfg.solve_time_limit_s);
+}
+
+std::string execution_cache::key(const artefact& a, const prepared_item& p) const {
+    XXH64_state_t* st = XXH64_createState();
+    XXH64_reset(st, 0);
+    for (const std::string* part : {&version_, &a.kind, &a.text, &p.data_json, &p.reference_lp}) {
+        const uint64_t n = part->size();
+        XXH64_update(st, &n, sizeof n);
+        XXH64_update(st, part->data(), part->size());
+    }
+    const bool structure = p.item.truth.kind == truth_kind::structure;
+    XXH64_update(st, &structure, sizeof structure);
+    const uint64_t h = XXH64_digest(st);
+    XXH64_freeState(st);
+    return fmt::format("{:016x}", h);
+}
 
 struct judge_task {
     size_t item;
@@ -154,8 +225,25 @@ class work_queue {
     std::condition_variable cv_;
 };
 
-sample_record judge_sample(executor& ex, const prepared_item& p, const judge_task& t, const std::string& protocol,
-                           const objective_judge& j) {
+// Runs the artefact (or takes its outcome from the execution cache); *from_cache tells which.
+exec_outcome execute(executor& ex, const artefact& a, const prepared_item& p, execution_cache& cache, bool reexecute,
+                     bool* from_cache) {
+    const std::string key = cache.key(a, p);
+    exec_outcome o;
+    *from_cache = !reexecute && cache.get(key, &o);
+    if (*from_cache) return o;
+    if (p.item.truth.kind == truth_kind::structure)
+        o = a.kind == "python" ? ex.compare_python(a.text, p.data_json, p.reference_lp)
+                               : ex.compare_model(a.kind, a.text, p.reference_lp);
+    else
+        o = a.kind == "python" ? ex.run_python(a.text, p.data_json) : ex.run_model(a.kind, a.text);
+    cache.put(key, o);
+    return o;
+}
+
+sample_record judge_sample(executor& ex, execution_cache& cache, const prepared_item& p, const judge_task& t,
+                           const run_options& opt, const objective_judge& j, bool* from_cache) {
+    *from_cache = false;
     sample_record r;
     r.id = p.item.id;
     r.benchmark = p.item.benchmark;
@@ -168,21 +256,14 @@ sample_record judge_sample(executor& ex, const prepared_item& p, const judge_tas
         r.ex.status = "backend_error";
         r.ex.detail = t.error;
     } else {
-        const artefact a =
-            protocol == "trex" ? extract_trex_protocol(t.completion) : extract_artefact(t.completion, p.tmpl->artefact);
+        const artefact a = opt.protocol == "trex" ? extract_trex_protocol(t.completion)
+                                                  : extract_artefact(t.completion, p.tmpl->artefact);
         if (a.kind.empty()) {
             r.ex.status = "no_artefact";
             r.ex.detail = t.completion.empty() ? "empty completion" : "no model or code block in the completion";
-        } else if (p.item.truth.kind == truth_kind::structure) {
-            if (a.kind == "python") {
-                r.ex = ex.compare_python(a.text, p.data_json, p.reference_lp);
-            } else {
-                r.ex = ex.compare_model(a.kind, a.text, p.reference_lp);
-            }
-        } else if (a.kind == "python") {
-            r.ex = ex.run_python(a.text, p.data_json);
         } else {
-            r.ex = ex.run_model(a.kind, a.text);
+            r.ex = execute(ex, a, p, cache, opt.reexecute, from_cache);
+            r.artefact_text = a.text.size() > 4096 ? a.text.substr(0, 4096) + "\n[... cut]" : a.text;
         }
     }
     r.v = judge_outcome(r.truth, r.ex, j);
@@ -199,7 +280,7 @@ void write_outputs(const std::string& dir, const std::vector<sample_record>& rec
     summary["run"] = run;
     write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
     write_file_atomic(dir + "/report.md", report_markdown(s, run));
-    write_file_atomic(dir + "/report.html", report_html(s, run));
+    write_file_atomic(dir + "/report.html", report_html(s, run, recs));
 }
 
 objective_judge make_judge(const std::string& judge, double tol) {
@@ -305,6 +386,7 @@ struct eval_work {
     completion_cache& cache;
     const prompt_template& tmpl;
     const objective_judge& judge;
+    execution_cache& xcache;
     std::deque<gen_task> gen_tasks;
     work_queue<judge_task> jq;
     long total = 0;
@@ -313,15 +395,20 @@ struct eval_work {
     std::vector<std::thread> gen_threads;
     std::vector<sample_record> records;
     std::vector<size_t> offset;
-    std::atomic<long> judged{0}, correct{0};
+    std::atomic<long> judged{0}, correct{0}, exec_cached{0};
+    std::atomic<size_t> gens_done{0};
+    std::vector<char> done;  // per record: judged
+    bool interrupted = false, detached = false;
     double judge_busy_t0 = -1;
     std::mutex t_mu;
     double judge_last = 0;
     std::vector<std::thread> judges;
 
     eval_work(const run_options& opt_, backend& b_, const std::vector<prepared_item>& items_, completion_cache& cache_,
-              const prompt_template& tmpl_, const objective_judge& judge_)
-        : opt(opt_), b(b_), items(items_), cache(cache_), tmpl(tmpl_), judge(judge_) {}
+              const prompt_template& tmpl_, const objective_judge& judge_, execution_cache& xcache_)
+        : opt(opt_), b(b_), items(items_), cache(cache_), tmpl(tmpl_), judge(judge_), xcache(xcache_) {}
+
+    bool stopped() const { return opt.stop && opt.stop->load(); }
 
     // Cached samples go straight to the judges; the others become generation requests.
     void plan(run_result& res) {
@@ -362,7 +449,11 @@ struct eval_work {
     }
 
     void generate_loop() {
-        while (true) {
+        struct count_done {
+            std::atomic<size_t>& n;
+            ~count_done() { n++; }
+        } on_exit{gens_done};
+        while (!stopped()) {
             gen_task t;
             {
                 std::lock_guard<std::mutex> l(gen_mu);
@@ -411,6 +502,7 @@ struct eval_work {
             std::max(1, opt.workers > 0 ? std::min(opt.workers, 32)
                                         : std::min(32, (int)std::max(1u, std::thread::hardware_concurrency())));
         records.resize((size_t)total);
+        done.assign((size_t)total, 0);
         offset.resize(items.size());
         for (size_t i = 0; i < items.size(); i++) offset[i] = i * (size_t)opt.samples;
         for (int w = 0; w < n_judge; w++) judges.emplace_back([this, w] { judge_loop(w); });
@@ -419,14 +511,19 @@ struct eval_work {
     void judge_loop(int w) {
         executor ex(opt.exec, w);
         judge_task t;
-        while (jq.pop(&t)) {
+        while (!stopped() && jq.pop(&t)) {
+            if (stopped()) break;  // taken after the stop: not judged
             {
                 std::lock_guard<std::mutex> l(t_mu);
                 if (judge_busy_t0 < 0) judge_busy_t0 = now_seconds();
             }
-            sample_record r = judge_sample(ex, items[t.item], t, opt.protocol, judge);
+            bool from_cache = false;
+            sample_record r = judge_sample(ex, xcache, items[t.item], t, opt, judge, &from_cache);
+            if (from_cache) exec_cached++;
             if (r.v.correct) correct++;
-            records[offset[t.item] + (size_t)t.sample] = std::move(r);
+            const size_t idx = offset[t.item] + (size_t)t.sample;
+            records[idx] = std::move(r);
+            done[idx] = 1;
             judged++;
             std::lock_guard<std::mutex> l(t_mu);
             judge_last = now_seconds();
@@ -436,18 +533,32 @@ struct eval_work {
     // Until every sample is judged (with a progress line); then every thread is joined.
     void wait(const run_result& res) {
         progress bar(total, "answers");
+        // closes the judges' queue when every generator is done (or at a stop)
         std::thread closer([&] {
-            for (auto& t : gen_threads) t.join();
+            while (gens_done.load() < gen_threads.size() && !stopped())
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
             jq.close();
         });
         while (judged.load() < total) {
+            if (stopped()) {
+                interrupted = true;
+                break;
+            }
             if (opt.progress)
                 bar.update(judged.load(), fmt::format("generated {} cached {} correct {}", generated.load(), res.cached,
                                                       correct.load()));
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
-        closer.join();
+        closer.join();  // the judges finish the answer they hold and stop
         for (auto& t : judges) t.join();
+        if (interrupted) {
+            // a request in flight cannot be cancelled: wait a little, then leave it (the caller exits soon)
+            const double t0 = now_seconds();
+            while (gens_done.load() < gen_threads.size() && now_seconds() - t0 < 2.0)
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            detached = gens_done.load() < gen_threads.size();
+        }
+        for (auto& t : gen_threads) detached ? t.detach() : t.join();
         if (opt.progress)
             bar.finish(fmt::format("generated {} cached {} correct {}", generated.load(), res.cached, correct.load()));
     }
@@ -469,6 +580,11 @@ ojson run_description(const run_options& opt, backend& b, const prompt_template&
                  {"time", fmt::format("{:.1f} s", res.seconds)},
                  {"sandbox", sandbox_guarantees().summary},
                  {"python", opt.exec.python.empty() ? "none" : opt.exec.python}};
+    run["executions"] =
+        fmt::format("{} re-judged from the execution cache{}", res.exec_cached, opt.reexecute ? " (--reexecute)" : "");
+    if (res.interrupted)
+        run["interrupted"] =
+            fmt::format("stopped by SIGINT: {} of {} answers judged", res.summary.micro.samples, res.samples);
     if (!opt.protocol.empty())
         run["protocol"] = opt.protocol + (opt.protocol == "trex" ? " (T-Rex or_benchmark_eval: its extraction, "
                                                                    "trex / trex_orgeval prompts, abs 1e-6, the solved "
@@ -520,8 +636,9 @@ run_result run_eval(const run_options& given, backend& b) {
     // ---- output directory and cache
     const std::string cache_path = prepare_out_dir(opt);
     completion_cache cache(cache_path, b.cacheable());
+    execution_cache xcache(opt.out_dir + "/executions.jsonl", opt.exec, opt.protocol);
     // ---- work
-    eval_work work(opt, b, items, cache, tmpl, judge);
+    eval_work work(opt, b, items, cache, tmpl, judge, xcache);
     work.plan(res);
     res.items = (long)items.size();
     res.samples = work.total;
@@ -532,6 +649,15 @@ run_result run_eval(const run_options& given, backend& b) {
     res.backend_errors = work.backend_errors.load();
     res.seconds = now_seconds() - t0;
     res.judge_seconds = work.judge_busy_t0 < 0 ? 0 : work.judge_last - work.judge_busy_t0;
+    res.exec_cached = work.exec_cached.load();
+    if (work.interrupted) {  // what finished
+        res.interrupted = true;
+        res.generators_detached = work.detached;
+        std::vector<sample_record> finished;
+        for (size_t i = 0; i < work.records.size(); i++)
+            if (work.done[i]) finished.push_back(std::move(work.records[i]));
+        work.records = std::move(finished);
+    }
     res.summary = summarize(work.records, opt.ks);
     const ojson run = run_description(opt, b, tmpl, judge, res, skipped);
     write_outputs(opt.out_dir, work.records, res.summary, run);

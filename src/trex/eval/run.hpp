@@ -8,6 +8,7 @@
 // the backend for what is not there.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,8 +43,12 @@ struct run_options {
     double tol = 0;             // 0: the judge's default
     int workers = 0;            // judge threads (0: the number of cores)
     exec_config exec;
-    long limit = 0;      // at most this many items per benchmark (0: all)
-    bool fresh = false;  // ignore (and replace) the completion cache
+    long limit = 0;          // at most this many items per benchmark (0: all)
+    bool fresh = false;      // ignore (and replace) the completion cache
+    bool reexecute = false;  // run every answer again instead of re-judging cached execution outcomes
+    // Set (by a SIGINT handler) to stop: no new request or answer is started, the answers being judged finish, and
+    // results, summary and reports of what finished are written (run_result::interrupted).
+    const std::atomic<bool>* stop = nullptr;
     bool progress = true;
     bool quiet = false;  // no summary table on stdout
 };
@@ -53,6 +58,9 @@ struct run_result {
     long items = 0, samples = 0;
     long cached = 0, generated = 0, backend_errors = 0, skipped_records = 0;
     std::map<std::string, long> unscorable;  // benchmark -> records skipped as unscorable (listed in the report)
+    long exec_cached = 0;                    // samples re-judged from the execution cache
+    bool interrupted = false;                // stopped by run_options::stop: the outputs hold what finished
+    bool generators_detached = false;        // a backend request still running at the stop: exit the process soon
     double seconds = 0, judge_seconds = 0;
     std::string out_dir;
 };

@@ -6,10 +6,13 @@ itself and sends back status, objective, variable values, duals and reduced cost
 addLConstr, addRange, setObjective, getObjective, optimize, update, write(.lp), setParam / Params, quicksum,
 LinExpr, tupledict (sum / prod / select), tuplelist, multidict, GRB constants (also GRB.Status / GRB.Attr /
 GRB.Param), Status, ObjVal, Var.X / .x, VarName, LB / UB / Obj / VType, Constr.Pi / Slack / RHS, getAttr / setAttr,
-getVars, getConstrs, getVarByName. Quadratic and general constraints raise GurobiError (not supported).
+getVars, getConstrs, getVarByName. Quadratic terms and general constraints (addGenConstr*, max_ / min_ / abs_ /
+and_ / or_, indicators, SOS) raise GurobiError (not supported). A constraint that is a plain truth value
+(`addConstr(0 <= 5)`) is an empty row, trivially satisfied when True and infeasible when False; bools count as 1 / 0
+in expressions; an infinite right-hand side (float('inf'), GRB.INFINITY) is no constraint on the open side and an
+infeasible one on the other.
 """
-import itertools
-
+import _trex_expr as _ex
 import _trex_lp as _lp
 
 __version__ = "trex-shim"
@@ -57,6 +60,8 @@ class GRB:
     SUBOPTIMAL = 13
     INPROGRESS = 14
     USER_OBJ_LIMIT = 15
+    SOS_TYPE1 = 1
+    SOS_TYPE2 = 2
 
     class Status:  # the status codes above (filled below)
         pass
@@ -90,13 +95,15 @@ GRB.callback = GRB.Callback
 
 
 
-def _is_num(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool) or type(x).__name__ in (
-        "float64", "float32", "int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64", "bool_")
+def _general(*a, **k):
+    raise GurobiError("general constraints are not supported by the trex gurobipy shim (max_, min_, abs_, and_, "
+                      "or_, norm, indicators, addGenConstr*, SOS)")
 
 
-def _num(x):
-    return float(x)
+# the expression layer shared with the coptpy shim (_trex_expr); the classes are bound below tuplelist
+_SHIM = _ex.Shim("gurobipy", GurobiError, _general, (GRB.LESS_EQUAL, GRB.GREATER_EQUAL, GRB.EQUAL))
+_QUADRATIC = _SHIM.quadratic
+_num = _SHIM.num  # float(x)
 
 
 def _solution(value, attr):
@@ -106,13 +113,9 @@ def _solution(value, attr):
     return value
 
 
-class _Modelled:
+class _Modelled(_ex.Indexed):
     """What variables and constraints share: their index, getAttr / setAttr."""
     __slots__ = ()
-
-    @property
-    def index(self):
-        return self._index
 
     def getAttr(self, name):
         return getattr(self, name)
@@ -121,7 +124,7 @@ class _Modelled:
         setattr(self, name, value)
 
 
-class Var(_Modelled):
+class Var(_Modelled, _ex.VarArithmetic):
     __slots__ = ("_model", "_index", "VarName", "LB", "UB", "Obj", "VType", "_x", "_rc", "__weakref__")
 
     def __init__(self, model, index, lb, ub, obj, vtype, name):
@@ -161,55 +164,12 @@ class Var(_Modelled):
     def __repr__(self):
         return f"<gurobi.Var {self.VarName}>"
 
-    # arithmetic
-    def _le(self):
-        return LinExpr([(1.0, self)])
-
-    def __add__(self, o):
-        return self._le() + o
-
-    def __radd__(self, o):
-        return self._le() + o
-
-    def __sub__(self, o):
-        return self._le() - o
-
-    def __rsub__(self, o):
-        return (-self._le()) + o
-
-    def __mul__(self, o):
-        return self._le() * o
-
-    def __rmul__(self, o):
-        return self._le() * o
-
-    def __truediv__(self, o):
-        return self._le() / o
-
-    def __neg__(self):
-        return self._le() * -1.0
-
-    def __pos__(self):
-        return self._le()
-
-    def __pow__(self, p):
-        raise GurobiError("quadratic expressions are not supported by the trex gurobipy shim")
-
-    def __le__(self, o):
-        return TempConstr(self._le(), "<", o)
-
-    def __ge__(self, o):
-        return TempConstr(self._le(), ">", o)
-
-    def __eq__(self, o):
-        return TempConstr(self._le(), "=", o)
-
 
 _VAR_ALIASES = {"x": "X", "varName": "VarName", "varname": "VarName", "lb": "LB", "ub": "UB", "obj": "Obj",
                 "vType": "VType", "vtype": "VType", "rc": "RC"}
 
 
-class LinExpr:
+class LinExpr(_ex.LinExprBase):
     def __init__(self, arg1=None, arg2=None):
         self._terms = {}
         self._const = 0.0
@@ -228,33 +188,6 @@ class LinExpr:
         else:
             self.add(arg1)
 
-    def _add_term(self, v, c):
-        if not isinstance(v, Var):
-            raise GurobiError(f"not a variable: {v!r}")
-        self._terms[v] = self._terms.get(v, 0.0) + c
-
-    def copy(self):
-        e = LinExpr()
-        e._terms = dict(self._terms)
-        e._const = self._const
-        return e
-
-    def add(self, expr, mult=1.0):
-        mult = _num(mult)
-        if isinstance(expr, LinExpr):
-            for v, c in expr._terms.items():
-                self._terms[v] = self._terms.get(v, 0.0) + c * mult
-            self._const += expr._const * mult
-        elif isinstance(expr, Var):
-            self._terms[expr] = self._terms.get(expr, 0.0) + mult
-        elif _is_num(expr):
-            self._const += _num(expr) * mult
-        elif isinstance(expr, TempConstr):
-            raise GurobiError("a constraint cannot be used as an expression")
-        else:
-            raise GurobiError(f"unsupported operand in a linear expression: {type(expr).__name__}")
-        return self
-
     def addTerms(self, coeffs, vars):
         if isinstance(vars, Var):
             self._add_term(vars, _num(coeffs))
@@ -265,81 +198,8 @@ class LinExpr:
     def addConstant(self, c):
         self._const += _num(c)
 
-    def getConstant(self):
-        return self._const
-
     def size(self):
         return len(self._terms)
-
-    def getVar(self, i):
-        return list(self._terms.keys())[i]
-
-    def getCoeff(self, i):
-        return list(self._terms.values())[i]
-
-    def getValue(self):
-        return self._const + sum(c * v.X for v, c in self._terms.items())
-
-    def clear(self):
-        self._terms = {}
-        self._const = 0.0
-
-    def __add__(self, o):
-        return self.copy().add(o)
-
-    def __radd__(self, o):
-        return self.copy().add(o)
-
-    def __iadd__(self, o):
-        return self.add(o)
-
-    def __sub__(self, o):
-        return self.copy().add(o, -1.0)
-
-    def __rsub__(self, o):
-        return (self * -1.0).add(o)
-
-    def __isub__(self, o):
-        return self.add(o, -1.0)
-
-    def __mul__(self, o):
-        if isinstance(o, (Var, LinExpr)):
-            if isinstance(o, LinExpr) and not o._terms:
-                o = o._const
-            elif not self._terms:
-                return LinExpr().add(o, self._const)
-            else:
-                raise GurobiError("quadratic expressions are not supported by the trex gurobipy shim")
-        c = _num(o)
-        e = LinExpr()
-        e._terms = {v: x * c for v, x in self._terms.items()}
-        e._const = self._const * c
-        return e
-
-    __rmul__ = __mul__
-
-    def __imul__(self, o):
-        return self * o
-
-    def __truediv__(self, o):
-        return self * (1.0 / _num(o))
-
-    def __neg__(self):
-        return self * -1.0
-
-    def __pos__(self):
-        return self
-
-    def __le__(self, o):
-        return TempConstr(self, "<", o)
-
-    def __ge__(self, o):
-        return TempConstr(self, ">", o)
-
-    def __eq__(self, o):
-        return TempConstr(self, "=", o)
-
-    __hash__ = object.__hash__
 
     def __repr__(self):
         parts = [f"{c:+g} {v.VarName}" for v, c in self._terms.items()]
@@ -349,20 +209,11 @@ class LinExpr:
 
 
 class QuadExpr(LinExpr):
-    def __init__(self, *a, **k):
-        raise GurobiError("quadratic expressions are not supported by the trex gurobipy shim")
+    __init__ = _ex.refuse_quadratic
 
 
-class TempConstr:
-    def __init__(self, lhs, sense, rhs):
-        self.lhs = lhs if isinstance(lhs, LinExpr) else LinExpr().add(lhs)
-        self.sense = sense
-        self.rhs = rhs
-
-    def _row(self):
-        e = self.lhs.copy()
-        e.add(self.rhs, -1.0)
-        return e
+class TempConstr(_ex.ComparisonBase):  # `expr <= rhs` before addConstr
+    pass
 
 
 class Constr(_Modelled):
@@ -395,66 +246,17 @@ class Constr(_Modelled):
         return f"<gurobi.Constr {self.ConstrName}>"
 
 
-def _match(key, pattern):
-    if not isinstance(key, tuple):
-        key = (key,)
-    if len(pattern) != len(key):
-        return False
-    return all(p == "*" or p == k for p, k in zip(pattern, key))
+class tupledict(_ex.TupleDictBase):
+    pass
 
 
-class tupledict(dict):
-    def select(self, *pattern):
-        if not pattern:
-            return list(self.values())
-        return [v for k, v in self.items() if _match(k, pattern)]
-
-    def sum(self, *pattern):
-        e = LinExpr()
-        for v in (self.select(*pattern) if pattern else self.values()):
-            e.add(v)
-        return e
-
-    def prod(self, coeff, *pattern):
-        e = LinExpr()
-        for k, v in self.items():
-            if pattern and not _match(k, pattern):
-                continue
-            if k in coeff:
-                e.add(v, coeff[k])
-        return e
+class tuplelist(_ex.TupleListBase):
+    pass
 
 
-class tuplelist(list):
-    def select(self, *pattern):
-        return tuplelist(k for k in self if _match(k, pattern))
-
-
-def multidict(data):
-    keys = tuplelist(data.keys())
-    first = next(iter(data.values()), None)
-    if isinstance(first, (list, tuple)):
-        n = len(first)
-        dicts = [dict() for _ in range(n)]
-        for k, vals in data.items():
-            for i in range(n):
-                dicts[i][k] = vals[i]
-        return [keys] + dicts
-    return [keys, dict(data)]
-
-
-def quicksum(items):
-    e = LinExpr()
-    for x in items:
-        e.add(x)
-    return e
-
-
-def _general(*a, **k):
-    raise GurobiError("general constraints (max_, min_, abs_, and_, or_, indicators) are not supported by the "
-                      "trex gurobipy shim")
-
-
+_SHIM.bind(Var, LinExpr, TempConstr, tupledict, tuplelist, multidict_dict=dict)
+quicksum = _SHIM.quicksum
+multidict = _SHIM.multidict
 max_ = min_ = abs_ = and_ = or_ = norm = _general
 
 
@@ -490,34 +292,6 @@ class Env:
 
     def __exit__(self, *a):
         return False
-
-
-def _key_tuple(k):
-    return k if isinstance(k, tuple) else (k,)
-
-
-def _keys_from(indices):
-    if len(indices) == 1:
-        ix = indices[0]
-        if isinstance(ix, int):
-            return list(range(ix))
-        return list(ix)
-    lists = [list(range(ix)) if isinstance(ix, int) else list(ix) for ix in indices]
-    out = []
-    for combo in itertools.product(*lists):
-        flat = []
-        for c in combo:
-            flat.extend(c if isinstance(c, tuple) else (c,))
-        out.append(tuple(flat))
-    return out
-
-
-def _pick(arg, key, i):
-    if isinstance(arg, dict):
-        return arg[key]
-    if isinstance(arg, (list, tuple)) and not isinstance(arg, str):
-        return arg[i]
-    return arg
 
 
 class Model:
@@ -564,30 +338,26 @@ class Model:
     def addVar(self, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name="", column=None):
         if column is not None:
             raise GurobiError("Column() is not supported by the trex gurobipy shim")
-        v = Var(self, len(self._vars), lb, ub, obj, vtype, name or f"C{len(self._vars)}")
-        self._vars.append(v)
-        return v
+        return _ex.append_var(self, Var, lb, ub, obj, vtype, name)
 
     def addVars(self, *indices, lb=0.0, ub=GRB.INFINITY, obj=0.0, vtype=GRB.CONTINUOUS, name=""):
         if not indices:
             raise GurobiError("addVars needs at least one index")
-        keys = _keys_from(indices)
-        td = tupledict()
-        for i, k in enumerate(keys):
-            if isinstance(name, str):
-                nm = f"{name}[{','.join(str(x) for x in _key_tuple(k))}]" if name else ""
-            else:
-                nm = _pick(name, k, i)
-            td[k] = self.addVar(_pick(lb, k, i), _pick(ub, k, i), _pick(obj, k, i), _pick(vtype, k, i), nm)
-        return td
+        keys = _ex.keys_from(indices, lambda ix: isinstance(ix, int))
+        unnamed = isinstance(name, str) and not name
+        return _ex.add_vars(tupledict(), keys, self.addVar, lb, ub, obj, vtype,
+                            lambda k, i: "" if unnamed else _ex.element_name(name, k, i, "[]"))
 
     def addConstr(self, constr, name="", *rest):
         if rest:  # legacy addConstr(lhs, sense, rhs, name)
             lhs, sense, rhs = constr, name, rest[0]
             name = rest[1] if len(rest) > 1 else ""
             return self.addLConstr(lhs, sense, rhs, name)
-        if isinstance(constr, bool):
-            raise GurobiError("constraint has no variables (it is a plain boolean)")
+        if _lp.is_bool(constr):  # e.g. addConstr(sum([]) <= 5): Python compares 0 <= 5, the bool True
+            c = Constr(self, len(self._constrs), LinExpr(), "<" if constr else ">", 0.0 if constr else 1.0,
+                       name or f"R{len(self._constrs)}")
+            self._constrs.append(c)
+            return c
         if not isinstance(constr, TempConstr):
             raise GurobiError(f"unsupported constraint type {type(constr).__name__}")
         e = constr._row()
@@ -604,21 +374,8 @@ class Model:
 
     def addConstrs(self, generator, name=""):
         td = tupledict()
-        code = getattr(generator, "gi_code", None)
-        loop_vars = [v for v in (code.co_varnames if code else ()) if v != ".0"]
-        i = 0
-        for tc in generator:
-            key = i
-            frame = getattr(generator, "gi_frame", None)
-            if frame is not None and loop_vars:
-                vals = tuple(frame.f_locals.get(v) for v in loop_vars)
-                flat = []
-                for x in vals:
-                    flat.extend(x if isinstance(x, tuple) else (x,))
-                key = flat[0] if len(flat) == 1 else tuple(flat)
-            nm = f"{name}[{','.join(str(x) for x in _key_tuple(key))}]" if name else ""
-            td[key] = self.addConstr(tc, nm)
-            i += 1
+        for key, tc in _ex.keyed(generator):
+            td[key] = self.addConstr(tc, _ex.indexed_name(name, key, "[]") if name else "")
         return td
 
     def addRange(self, expr, lower, upper, name=""):
@@ -629,15 +386,17 @@ class Model:
         _general()
 
     addGenConstrMin = addGenConstrAbs = addGenConstrAnd = addGenConstrOr = addGenConstrIndicator = addGenConstrMax
-    addSOS = addQConstr = addGenConstrPWL = addGenConstrMax
+    addSOS = addGenConstrPWL = addGenConstrPow = addGenConstrExp = addGenConstrLog = addGenConstrMax
+    addGenConstrPoly = addGenConstrNorm = addGenConstrSin = addGenConstrCos = addGenConstrTan = addGenConstrMax
+    addGenConstrExpA = addGenConstrLogA = addGenConstrLogistic = addGenConstrNL = setPWLObj = addGenConstrMax
+
+    def addQConstr(self, *a, **k):
+        raise GurobiError(_QUADRATIC)
+
+    addMQConstr = setMObjective = addQConstr
 
     def setObjective(self, expr, sense=None):
-        e = LinExpr().add(expr)
-        for v in self._vars:
-            v.Obj = 0.0
-        for v, c in e._terms.items():
-            v.Obj = c
-        self._obj_const = e._const
+        self._obj_const = _ex.set_objective(self._vars, LinExpr().add(expr), "Obj")
         if sense is not None:
             self.ModelSense = sense
 
@@ -645,12 +404,7 @@ class Model:
         raise GurobiError("multi-objective models are not supported by the trex gurobipy shim")
 
     def getObjective(self):
-        e = LinExpr()
-        for v in self._vars:
-            if v.Obj:
-                e._terms[v] = v.Obj
-        e._const = self._obj_const
-        return e
+        return _ex.get_objective(LinExpr(), self._vars, "Obj", self._obj_const)
 
     def remove(self, item):
         if isinstance(item, Constr) and item in self._constrs:
@@ -689,12 +443,7 @@ class Model:
         if values is None:
             setattr(self, attr, objs)
             return
-        if isinstance(objs, dict):
-            for k, o in objs.items():
-                setattr(o, attr, values[k] if isinstance(values, dict) else values)
-        else:
-            for o, val in zip(objs, values if isinstance(values, (list, tuple)) else itertools.repeat(values)):
-                setattr(o, attr, val)
+        _ex.spread(objs, values, lambda o, val: setattr(o, attr, val))
 
     def __getattr__(self, name):
         low = name.lower()
@@ -724,12 +473,18 @@ class Model:
             return 0
         if low == "objcon":
             return self._obj_const
+        if name.startswith("addGenConstr"):  # every general constraint, also those of newer Gurobi versions
+            return _general
         raise AttributeError(f"'Model' object has no attribute '{name}'")
 
     # ---- solving
     def _lp_text(self):
         col = {v: j for j, v in enumerate(self._vars)}
-        rows = [([(col[v], x) for v, x in c._expr._terms.items()], c.Sense, c.RHS) for c in self._constrs]
+        try:
+            rows = [_lp.bounded_row([(col[v], x) for v, x in c._expr._terms.items()], c.Sense, c.RHS, GRB.INFINITY)
+                    for c in self._constrs]
+        except (_lp.LPError, TypeError, ValueError) as e:
+            raise GurobiError(str(e))
         kinds = {"B": "B", "I": "I", "N": "I"}
         cols = [(v.LB, v.UB, kinds.get(v.VType, "C")) for v in self._vars]
         try:
@@ -737,25 +492,20 @@ class Model:
                                cols, "trex gurobipy shim")
         except _lp.LPError as e:
             raise GurobiError(str(e))
-        return text, {v: f"x{j}" for v, j in col.items()}
+        return text
 
     def write(self, filename):
         if filename.endswith(".lp"):
-            text, _ = self._lp_text()
-            with open(filename, "w") as f:
-                f.write(text)
-            _lp.written(filename, text, "gurobipy")
+            _ex.write_lp(filename, self._lp_text(), "gurobipy")
         elif filename.endswith((".sol", ".json")):
-            with open(filename, "w") as f:
-                for v in self._vars:
-                    f.write(f"{v.VarName} {v._x if v._x is not None else 0}\n")
+            _ex.write_sol(filename, [(v.VarName, v._x) for v in self._vars])
         else:
             raise GurobiError(f"write({filename!r}): only .lp and .sol are supported by the trex gurobipy shim")
 
     def optimize(self, callback=None):
         if not self._vars:
             raise GurobiError("the model has no variables")
-        text, vname = self._lp_text()
+        text = self._lp_text()
         try:
             rep = _lp.solve(text, self._params.get("TimeLimit"), "gurobipy", self._obj_const)
         except _lp.LPError as e:
@@ -763,20 +513,11 @@ class Model:
         st = rep.get("status")
         self._status = {"optimal": GRB.OPTIMAL, "infeasible": GRB.INFEASIBLE, "unbounded": GRB.UNBOUNDED,
                         "timeout": GRB.TIME_LIMIT}.get(st, GRB.NUMERIC)
-        for v in self._vars:
-            v._x = None
-            v._rc = None
-        for c in self._constrs:
-            c._pi = None
-            c._slack = None
+        _ex.clear_solution(self._vars, self._constrs)
         self._objval = None
         if st == "optimal":
             self._objval = float(rep["objective"])  # the harness added the constant
-            xs, rcs = rep.get("x", {}), rep.get("rc", {})
-            for v in self._vars:
-                v._x = float(xs.get(vname[v], 0.0))
-                if vname[v] in rcs:
-                    v._rc = float(rcs[vname[v]])
+            _ex.read_columns(self._vars, rep)
             pis = rep.get("pi", {})
             for i, c in enumerate(self._constrs):
                 act = sum(x * v._x for v, x in c._expr._terms.items())
