@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point that installs every dependency of T-Rex and builds it.
 #
-#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pandas, pulp, pyarrow, openai) + Release build of the `trex`
+#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pandas, pulp, pyomo, pyarrow, openai) + Release build of the `trex`
 #                                  binary in build/ (scripts/test.sh builds the test executables, then runs CTest)
 #   scripts/setup.sh --build-all   also builds every test executable now
 #   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
@@ -82,6 +82,8 @@ fi
 # pandas: model-written answers may import it (trex eval runs them in the sandbox with this venv)
 .venv/bin/python -c "import pandas" 2>/dev/null || .venv/bin/pip install --quiet pandas
 .venv/bin/python -c "import pulp; assert pulp.PULP_CBC_CMD().available()" 2>/dev/null || .venv/bin/pip install --quiet pulp
+# pyomo: model-written Pyomo answers run in the sandbox (SolverFactory goes to trex's solvers)
+.venv/bin/python -c "import pyomo.environ" 2>/dev/null || .venv/bin/pip install --quiet pyomo
 # pyarrow: `trex eval` reads Parquet benchmark files (the T-Rex NL4OPT test.parquet) through it
 .venv/bin/python -c "import pyarrow.parquet" 2>/dev/null || .venv/bin/pip install --quiet pyarrow
 # openai: the official client drives `trex serve` in CTest (serve_openai)

@@ -4,6 +4,7 @@ python -B trex_runner.py answer.py
 
 - puts the gurobipy shim (./shim) first on sys.path, so `import gurobipy` gets trex's shim;
 - replaces PuLP's LpProblem.solve() on import: the model goes to trex's solvers like the shim's;
+- replaces Pyomo's SolverFactory on import: any solver name solves the model's LP text with trex's solvers;
 - both send each model as LP text on the sandbox's solve channel (fd $TREX_CHANNEL_FD) to the harness, which solves
   it, records the result in its own log and replies with the solution. Nothing this process (or the answer, which
   runs in it) writes on the channel is taken as a result: a request only asks for a solve;
@@ -91,6 +92,103 @@ class _PulpHook:
 
 
 sys.meta_path.insert(0, _PulpHook())
+
+
+# ---- Pyomo: SolverFactory(any name) returns a solver that sends the model's LP text to trex's solvers
+
+_PYOMO_STATUS = {"optimal": "optimal", "infeasible": "infeasible", "unbounded": "unbounded",
+                 "inf_or_unbd": "infeasibleOrUnbounded", "timeout": "maxTimeLimit"}
+
+
+class _TrexPyomoSolver:
+    """What pyomo's SolverFactory gives an answer: solve(model) writes the model as an LP file (pyomo's own writer,
+    symbolic names), has trex solve it through the channel, loads the values into the model's variables and returns
+    a SolverResults with the status and termination condition."""
+
+    def __init__(self, name="trex", **kwargs):
+        self.name = str(name)
+        self.options = {}
+
+    def available(self, exception_flag=True):
+        return True
+
+    def license_is_valid(self):
+        return True
+
+    def set_options(self, *args, **kwargs):
+        pass
+
+    def solve(self, model, *args, **kwargs):
+        import logging
+        import tempfile
+
+        from pyomo.opt import SolverResults, SolverStatus, TerminationCondition
+
+        path = os.path.join(tempfile.mkdtemp(dir="."), "model.lp")
+        logging.getLogger("pyomo").setLevel(logging.ERROR)
+        _, smap_id = model.write(path, format="lp", io_options={"symbolic_solver_labels": True})
+        with open(path) as f:
+            text = f.read()
+        limit = kwargs.get("timelimit") or self.options.get("tmlim") or self.options.get("sec") or \
+            self.options.get("TimeLimit")
+        try:
+            rep = lp.solve(text, limit, "pyomo")
+        except lp.LPError as e:
+            raise RuntimeError(str(e))
+        status = rep.get("status")
+        res = SolverResults()
+        res.solver.name = "trex"
+        cond = _PYOMO_STATUS.get(status)
+        res.solver.status = SolverStatus.ok if status == "optimal" else \
+            (SolverStatus.warning if cond else SolverStatus.error)
+        res.solver.termination_condition = getattr(TerminationCondition, cond or "error")
+        if status == "optimal":
+            symbols = model.solutions.symbol_map[smap_id].bySymbol
+            for name, value in rep.get("x", {}).items():
+                var = symbols.get(name)
+                var = var() if callable(var) and not hasattr(var, "set_value") else var
+                if var is not None and hasattr(var, "set_value"):
+                    var.set_value(float(value), skip_validation=True)
+        elif status not in _PYOMO_STATUS:
+            raise RuntimeError(f"trex solver: {rep.get('detail', status)}")
+        return res
+
+
+def _patch_pyomo(module):
+    # pyomo registers its plugins on the factory object itself: its class's __call__ is what is replaced
+    factory_class = type(getattr(module, "SolverFactory", None))
+    if factory_class is type(None) or getattr(factory_class, "__trex_patched__", False):
+        return
+
+    def call(self, name=None, *args, **kwargs):
+        return _TrexPyomoSolver(name or "trex")
+
+    factory_class.__call__ = call
+    factory_class.__trex_patched__ = True
+
+
+class _PyomoHook:
+    """Meta-path finder: SolverFactory of pyomo.environ / pyomo.opt is replaced right after they are imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in ("pyomo.environ", "pyomo.opt"):
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        orig_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            orig_exec(module)
+            _patch_pyomo(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _PyomoHook())
 
 
 def _solve_model_object(g):

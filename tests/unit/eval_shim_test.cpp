@@ -830,3 +830,52 @@ assert np.isclose(foods["cost"].to_numpy() @ np.array([buy[f].X for f in foods.i
 )PY");
     expect_optimal(o, 12);
 }
+
+// ---- Pyomo: SolverFactory of any name solves the model's LP text (pyomo's own writer) with trex's solvers
+
+TEST_F(EvalShim, PyomoModelsSolveWithTrexSolversAndGetTheirValues) {
+    // max 3x[a] + 2x[b] + 5 y + 10 over x in [0, 4], y integer in [0, 3]
+    // s.t. x[a] + x[b] + y <= 6, x[a] - x[b] <= 1, 2 y <= 5.
+    // y <= 2.5 gives y <= 2 (integer); with y = 2: x[a] + x[b] <= 4, x[a] <= x[b] + 1: x[a] = 2.5, x[b] = 1.5,
+    // 7.5 + 3 + 10 + 10 = 30.5; y = 1 gives x sum 5: x[a] = 3, x[b] = 2, 9 + 4 + 5 + 10 = 28; so 30.5.
+    const exec_outcome o = run(R"PY(import pyomo.environ as pyo
+from pyomo.opt import SolverStatus, TerminationCondition
+
+m = pyo.ConcreteModel()
+m.I = pyo.Set(initialize=["a", "b"])
+m.x = pyo.Var(m.I, bounds=(0, 4))
+m.y = pyo.Var(domain=pyo.Integers, bounds=(0, 3))
+m.profit = pyo.Objective(expr=3 * m.x["a"] + 2 * m.x["b"] + 5 * m.y + 10, sense=pyo.maximize)
+m.cap = pyo.Constraint(expr=sum(m.x[i] for i in m.I) + m.y <= 6)
+m.bal = pyo.Constraint(expr=m.x["a"] - m.x["b"] <= 1)
+def half(mm):
+    return 2 * mm.y <= 5
+m.half = pyo.Constraint(rule=half)
+solver = pyo.SolverFactory("glpk")
+assert solver.available()
+res = solver.solve(m, tee=False)
+assert res.solver.status == SolverStatus.ok
+assert res.solver.termination_condition == TerminationCondition.optimal
+assert pyo.check_optimal_termination(res)
+assert abs(pyo.value(m.profit) - 30.5) < 1e-9, pyo.value(m.profit)
+assert abs(pyo.value(m.x["a"]) - 2.5) < 1e-9 and abs(m.y.value - 2) < 1e-9
+print("Optimal value:", pyo.value(m.profit))
+)PY");
+    expect_optimal(o, 30.5);
+}
+
+TEST_F(EvalShim, PyomoInfeasibleModelIsReportedAsPyomoDoes) {
+    const exec_outcome o = run(R"PY(from pyomo.environ import ConcreteModel, Var, Objective, Constraint, SolverFactory
+from pyomo.opt import TerminationCondition
+
+m = ConcreteModel()
+m.x = Var(bounds=(0, 1))
+m.o = Objective(expr=m.x)
+m.c = Constraint(expr=m.x >= 2)
+res = SolverFactory("cbc").solve(m)
+assert res.solver.termination_condition == TerminationCondition.infeasible
+)PY");
+    EXPECT_EQ(o.status, "infeasible") << o.detail;
+    EXPECT_EQ(o.source, "solver");
+    EXPECT_TRUE(checked(o));
+}
