@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "support/test_support.hpp"
+#include "trex/eval/execute.hpp"
 #include "trex/eval/extract.hpp"
 #include "trex/eval/judge.hpp"
 #include "trex/eval/metrics.hpp"
@@ -460,4 +461,30 @@ TEST(EvalPrompts, ShippedTemplatesRenderAndFewShotNeverShowsTheItem) {
     const auto msgs = render_prompt(load_prompt("trex"), it, "", shots);
     EXPECT_NE(msgs.back().content.find("A3"), std::string::npos) << msgs.back().content;
     fs::remove_all(dir);
+}
+
+// What trex's readers and shims cannot carry out is its own outcome, not a modelling error of the answer.
+TEST(EvalJudge, UnsupportedFeaturesAreTheirOwnOutcome) {
+    const ojson rep =
+        execute_model_request({{"op", "solve"},
+                               {"format", "lp"},
+                               {"text", "Minimize\n obj: x + [ x ^ 2 ] / 2\nSubject To\n c: x >= 1\nEnd\n"},
+                               {"time_limit", 5.0}});
+    EXPECT_EQ(rep["status"], "unsupported") << rep.dump();
+    EXPECT_NE(rep["detail"].get<std::string>().find("quadratic terms"), std::string::npos);
+    ground_truth t;
+    t.kind = truth_kind::objective;
+    t.value = 1;
+    exec_outcome ex;
+    ex.artefact = "python";
+    ex.status = "unsupported";
+    ex.detail = "GurobiError: general constraints are not supported by the trex gurobipy shim";
+    objective_judge j;
+    ASSERT_TRUE(parse_objective_judge("abs", 0, &j));
+    const verdict v = judge_outcome(t, ex, j);
+    EXPECT_FALSE(v.correct);
+    EXPECT_EQ(v.why, failure::unsupported);
+    EXPECT_STREQ(failure_name(failure::unsupported), "unsupported");
+    EXPECT_TRUE(unsupported_feature(ex.detail));
+    EXPECT_FALSE(unsupported_feature("ZeroDivisionError: division by zero"));
 }

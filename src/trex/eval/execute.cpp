@@ -90,6 +90,14 @@ const char* outcome_status(solve_status s) {
 
 }  // namespace
 
+bool unsupported_feature(const std::string& error) {
+    // the shims' refusals ("... not supported by the trex gurobipy shim") and the LP reader's ("quadratic terms
+    // ([ ... ]) are not supported", indicator / SOS / semi-continuous sections)
+    return error.find("not supported by the trex") != std::string::npos ||
+           error.find("are not supported") != std::string::npos ||
+           error.find("section is not supported") != std::string::npos;
+}
+
 ojson execute_model_request(const ojson& req) {
     ojson rep;
     const double t0 = now_seconds();
@@ -105,7 +113,7 @@ ojson execute_model_request(const ojson& req) {
             const std::string what = e.what();
             const bool memory =
                 what.find("alloc.c") != std::string::npos || what.find("out of memory") != std::string::npos;
-            rep["status"] = memory ? "runtime_error" : "parse_error";
+            rep["status"] = memory ? "runtime_error" : unsupported_feature(what) ? "unsupported" : "parse_error";
             rep["detail"] = memory ? "memory limit while reading the model (" + what + ")" : what;
             rep["seconds"] = now_seconds() - t0;
             return rep;
@@ -639,7 +647,7 @@ exec_outcome interpret_python_run(const sandbox_result& r, const channel_log& lo
         return o;
     }
     if (!log.exception.empty()) {
-        o.status = "runtime_error";
+        o.status = unsupported_feature(log.exception) ? "unsupported" : "runtime_error";
         o.detail = log.exception;
         return o;
     }

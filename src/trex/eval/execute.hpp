@@ -102,6 +102,10 @@ class executor {
     std::string buf_;
 };
 
+// An error that names a feature trex's shims or readers cannot carry out (quadratic terms, general constraints, SOS,
+// indicators, semi-continuous variables): outcome "unsupported", not a modelling error of the answer.
+bool unsupported_feature(const std::string& error);
+
 // Interpretation of a finished Python sandbox run and the harness's log of its solves (exposed for tests).
 exec_outcome interpret_python_run(const sandbox_result& r, const channel_log& log);
 // A diagnostic only, never an objective that counts: the number a program printed as its objective — the value

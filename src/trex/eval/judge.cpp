@@ -78,6 +78,8 @@ const char* failure_name(failure f) {
             return "wrong_objective";
         case failure::structure_mismatch:
             return "structure_mismatch";
+        case failure::unsupported:
+            return "unsupported";
         case failure::backend_error:
             return "backend_error";
     }
@@ -97,6 +99,7 @@ verdict judge_outcome(const ground_truth& truth, const exec_outcome& ex, const o
     if (s == "no_artefact" || ex.artefact.empty())
         return fail(failure::no_artefact, ex.detail.empty() ? "no model or code in the completion" : ex.detail);
     if (s == "parse_error") return fail(failure::parse_error, ex.detail);
+    if (s == "unsupported") return fail(failure::unsupported, ex.detail);
     if (s == "runtime_error" || s == "solver_crash") return fail(failure::runtime_error, ex.detail);
     if (s == "no_solve") return fail(failure::no_solve, ex.detail.empty() ? "the program ran no solve" : ex.detail);
     if (s == "timeout") return fail(failure::timeout, ex.detail);

@@ -62,8 +62,10 @@ enum class failure {
     wrong_objective,     // a value outside the tolerance, or a value where no optimum exists
     structure_mismatch,  // ORGEval: not structurally equivalent to the reference LP
     backend_error,       // the model backend gave no completion
+    unsupported,         // the answer needs what trex's solvers cannot do (quadratic terms, general constraints, SOS,
+                         // indicators): not judged as a modelling error; counted apart
 };
-constexpr int failure_count = 10;
+constexpr int failure_count = 11;
 const char* failure_name(failure f);  // "correct" for none, else the enum spelling
 
 struct verdict {

@@ -264,8 +264,8 @@ table breakdown_table(const eval_summary& s, const std::string& which) {
     return t;
 }
 
-const char* kColors[failure_count] = {"#2e7d32", "#9e9e9e", "#6d4c41", "#c62828", "#ad1457",
-                                      "#ef6c00", "#1565c0", "#6a1b9a", "#00838f", "#424242"};
+const char* kColors[failure_count] = {"#2e7d32", "#9e9e9e", "#6d4c41", "#c62828", "#ad1457", "#ef6c00",
+                                      "#1565c0", "#6a1b9a", "#00838f", "#424242", "#f9a825"};
 
 }  // namespace
 
