@@ -488,3 +488,14 @@ TEST(EvalJudge, UnsupportedFeaturesAreTheirOwnOutcome) {
     EXPECT_TRUE(unsupported_feature(ex.detail));
     EXPECT_FALSE(unsupported_feature("ZeroDivisionError: division by zero"));
 }
+
+// A reference without an optimum (infeasible, as many real Bench4Opt-ORGEval references are) still gets a coefficient
+// mutant, which the structure judge must reject.
+TEST(EvalOracle, CoefMutantOfAModelWithoutOptimum) {
+    const trex::optmodel::model m = trex::optmodel::read_lp_text(
+        "Minimize\n obj: x + y\nSubject To\n a: x + y >= 5\n b: x <= 1\n c: y <= 1\nEnd\n", "infeasible.lp");
+    trex::optmodel::model mutated;
+    ASSERT_TRUE(mutate_model(m, oracle_mutation::coef, 1, &mutated));
+    EXPECT_NE(trex::optmodel::canonical_hash(mutated), trex::optmodel::canonical_hash(m));
+    EXPECT_FALSE(compare_structure(mutated, m).equivalent);
+}

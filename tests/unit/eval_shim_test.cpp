@@ -880,3 +880,28 @@ assert res.solver.termination_condition == TerminationCondition.infeasible
     EXPECT_EQ(o.source, "solver");
     EXPECT_TRUE(checked(o));
 }
+
+// A model's write("model.lp") keeps the objective constant (the ORGEval structure judge compares it with the
+// reference's, which Gurobi writes as `+ 10 Constant`).
+TEST_F(EvalShim, WrittenLpKeepsTheObjectiveConstant) {
+    const std::string reference = "Minimize\n  - x + 10 Constant\nSubject To\n c: x <= 3\nBounds\n Constant = 1\nEnd\n";
+    const exec_outcome g = ex_->compare_python(
+        "import gurobipy as gp\nfrom gurobipy import GRB\nm = gp.Model()\nx = m.addVar(name='x')\n"
+        "m.setObjective(10 - x, GRB.MINIMIZE)\nm.addConstr(x <= 3, name='c')\nm.write('model.lp')\n",
+        "", reference);
+    EXPECT_EQ(g.status, "structure") << g.detail;
+    EXPECT_TRUE(g.equivalent) << g.detail;
+    const exec_outcome c = ex_->compare_python(
+        "import coptpy as cp\nfrom coptpy import COPT\nm = cp.Envr().createModel('k')\nx = m.addVar(name='x')\n"
+        "m.setObjective(10 - x, COPT.MINIMIZE)\nm.addConstr(x <= 3, name='c')\nm.write('model.lp')\n",
+        "", reference);
+    EXPECT_EQ(c.status, "structure") << c.detail;
+    EXPECT_TRUE(c.equivalent) << c.detail;
+    // a different constant is a different model
+    const exec_outcome d = ex_->compare_python(
+        "import gurobipy as gp\nm = gp.Model()\nx = m.addVar(name='x')\nm.setObjective(11 - x)\n"
+        "m.addConstr(x <= 3)\nm.write('model.lp')\n",
+        "", reference);
+    EXPECT_EQ(d.status, "structure") << d.detail;
+    EXPECT_FALSE(d.equivalent);
+}

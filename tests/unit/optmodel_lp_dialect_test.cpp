@@ -197,3 +197,22 @@ TEST(OptmodelLpDialect, CplexOnlySpellingsStillReachGlpk) {
     ASSERT_EQ(r.status, solve_status::optimal);
     EXPECT_NEAR(r.objective, 12.0, 1e-9);
 }
+
+// Gurobi writes an objective constant as a column `Constant` fixed at 1 in Bounds: folded back, no phantom variable
+// (with or without the bound line; Pyomo's ONE_VAR_CONSTANT and our obj_constant likewise).
+TEST(OptmodelLpDialect, ObjectiveConstantColumnsFoldBack) {
+    for (const char* text :
+         {"Minimize\n  - x + 10 Constant\nSubject To\n c: x <= 3\nBounds\n Constant = 1\nEnd\n",
+          "Minimize\n  - x + 10 Constant\nSubject To\n c: x <= 3\nBounds\nEnd\n",
+          "min\nobj:\n+10 ONE_VAR_CONSTANT\n-1 x\ns.t.\nc:\n+1 x\n<= 3\nbounds\n 1 <= ONE_VAR_CONSTANT <= 1\nend\n",
+          "Minimize\n obj: - x + 10 obj_constant\nSubject To\n c: x <= 3\nBounds\n obj_constant = 1\nEnd\n",
+          "Minimize\n obj: - x + 10\nSubject To\n c: x <= 3\nEnd\n"}) {
+        const model m = read_lp_text(text, "k.lp");
+        ASSERT_EQ(m.vars.size(), 1u) << text;
+        EXPECT_EQ(m.vars[0].name, "x");
+        EXPECT_DOUBLE_EQ(m.obj_constant, 10) << text;
+        const solve_result r = solve_coin(m, {});
+        ASSERT_EQ(r.status, solve_status::optimal);
+        EXPECT_NEAR(r.objective, 7.0, 1e-9) << text;
+    }
+}

@@ -26,12 +26,16 @@ def term(coef, name):
     return f"- {fmt(-c)} {name}" if c < 0 else f"+ {fmt(c)} {name}"
 
 
-def lp_text(maximize, obj, rows, cols, title="trex"):
+def lp_text(maximize, obj, rows, cols, title="trex", constant=0.0):
     """maximize: bool; obj: [(col index, coef)]; rows: [([(col index, coef)], sense '<' '>' '=', rhs)];
-    cols: [(lb, ub, kind 'C' 'I' 'B')] with +-1e30 and beyond meaning infinite."""
+    cols: [(lb, ub, kind 'C' 'I' 'B')] with +-1e30 and beyond meaning infinite; constant: the objective's constant,
+    written (for files a model writes, not for solves, which send it apart) as trex's readers take it: a column
+    obj_constant fixed at 1."""
     n = [f"x{j}" for j in range(len(cols))]
     out = [f"\\ written by the {title}", "Maximize" if maximize else "Minimize"]
     body = " ".join(term(c, n[j]) for j, c in obj if c != 0.0)
+    if constant:
+        body = (body + " " if body else "") + term(constant, "obj_constant")
     out.append(" obj: " + (body if body else "0 x0"))
     out.append("Subject To")
     for i, (items, sense, rhs) in enumerate(rows):
@@ -51,6 +55,8 @@ def lp_text(maximize, obj, rows, cols, title="trex"):
         lo = "-inf" if lb <= -1e30 else fmt(lb)
         hi = "+inf" if ub >= 1e30 else fmt(ub)
         out.append(f" {n[j]} free" if lo == "-inf" and hi == "+inf" else f" {lo} <= {n[j]} <= {hi}")
+    if constant:
+        out.append(" obj_constant = 1")
     if ints:
         out += ["General", " " + " ".join(ints)]
     if bins:

@@ -8,8 +8,8 @@
 
 #include "trex/base/rng.hpp"
 #include "trex/optmodel/ir/glpk_io.hpp"
-#include "trex/optmodel/solvers/solve.hpp"
 #include "trex/optmodel/ir/writers.hpp"
+#include "trex/optmodel/solvers/solve.hpp"
 
 namespace trex::eval {
 
@@ -49,21 +49,50 @@ bool parse_oracle_form(const std::string& s, oracle_form* f) {
     return false;
 }
 
-const char* oracle_form_name(oracle_form f) { return kFormNames[(int)f]; }
+const char* oracle_form_name(oracle_form f) {
+    return kFormNames[(int)f];
+}
 
 bool parse_oracle_mutation(const std::string& s, oracle_mutation* m) {
-    if (s == "none") *m = oracle_mutation::none;
-    else if (s == "coef") *m = oracle_mutation::coef;
-    else if (s == "rename") *m = oracle_mutation::rename;
-    else if (s == "structure") *m = oracle_mutation::structure;
-    else return false;
+    if (s == "none")
+        *m = oracle_mutation::none;
+    else if (s == "coef")
+        *m = oracle_mutation::coef;
+    else if (s == "rename")
+        *m = oracle_mutation::rename;
+    else if (s == "structure")
+        *m = oracle_mutation::structure;
+    else
+        return false;
     return true;
 }
+
+namespace {
+
+// A model with no optimum to move (infeasible, unbounded: judged by structure only): one matrix coefficient, else
+// one objective coefficient, changed. False when the model has neither.
+bool change_a_coefficient(const model& m, model* out) {
+    *out = m;
+    for (auto& c : out->cons)
+        if (!c.terms.empty()) {
+            c.terms[0].coef = c.terms[0].coef * 1.5 + (c.terms[0].coef > 0 ? 1 : -1);
+            return true;
+        }
+    for (auto& v : out->vars)
+        if (v.obj != 0.0) {
+            v.obj = v.obj * 1.5 + (v.obj > 0 ? 1 : -1);
+            return true;
+        }
+    return false;
+}
+
+}  // namespace
 
 bool mutate_model(const model& m, oracle_mutation mut, uint64_t seed, model* out) {
     *out = m;
     switch (mut) {
-        case oracle_mutation::none: return true;
+        case oracle_mutation::none:
+            return true;
         case oracle_mutation::rename: {
             const std::vector<int> vp = permutation((int)m.vars.size(), seed, 1);  // new position -> old index
             const std::vector<int> cp = permutation((int)m.cons.size(), seed, 2);
@@ -100,7 +129,7 @@ bool mutate_model(const model& m, oracle_mutation mut, uint64_t seed, model* out
             solve_options so;
             so.time_limit_s = 20;
             const solve_result base = solve_coin(m, so);
-            if (base.status != solve_status::optimal) return false;
+            if (base.status != solve_status::optimal) return change_a_coefficient(m, out);
             // objective coefficients of variables that are nonzero at the optimum first, then right-hand sides
             for (size_t j = 0; j < m.vars.size(); j++) {
                 if (j >= base.x.size() || std::fabs(base.x[j]) < 1e-9 || m.vars[j].obj == 0.0) continue;
@@ -124,11 +153,26 @@ bool mutate_model(const model& m, oracle_mutation mut, uint64_t seed, model* out
 std::string oracle_completion(const model& m, oracle_form form) {
     std::string fence, body;
     switch (form) {
-        case oracle_form::lp: fence = "lp"; body = write_lp(m); break;
-        case oracle_form::mps: fence = "mps"; body = write_mps(m); break;
-        case oracle_form::mathprog: fence = "mathprog"; body = write_mathprog(m); break;
-        case oracle_form::pulp: fence = "python"; body = write_pulp(m); break;
-        case oracle_form::gurobipy: fence = "python"; body = write_gurobipy(m); break;
+        case oracle_form::lp:
+            fence = "lp";
+            body = write_lp(m);
+            break;
+        case oracle_form::mps:
+            fence = "mps";
+            body = write_mps(m);
+            break;
+        case oracle_form::mathprog:
+            fence = "mathprog";
+            body = write_mathprog(m);
+            break;
+        case oracle_form::pulp:
+            fence = "python";
+            body = write_pulp(m);
+            break;
+        case oracle_form::gurobipy:
+            fence = "python";
+            body = write_gurobipy(m);
+            break;
     }
     if (!body.empty() && body.back() != '\n') body += '\n';
     return fmt::format("<think>\nThe reference model, written as {}.\n</think>\n```{}\n{}```\n", oracle_form_name(form),

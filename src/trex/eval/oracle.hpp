@@ -3,7 +3,9 @@
 // program — wrapped the way a model answers (<think>…</think> then a fenced block). They check the harness end to
 // end (oracles must score 100%), and their mutations check that the judges are not fooled:
 //   coef       one objective coefficient or right-hand side changed so that the optimum moves (verified by
-//              solving the mutated model with Clp/Cbc; items where no single change moves it are left out)
+//              solving the mutated model with Clp/Cbc; items where no single change moves it are left out); a
+//              reference with no optimum (infeasible or unbounded, as many Bench4Opt-ORGEval references are: the
+//              structure judge never solves) gets one matrix coefficient changed instead
 //   rename     variables and constraints renamed and both reordered (structure judge: still equivalent)
 //   structure  one constraint dropped (or, for a one-row model, one term dropped) (structure judge: not equivalent)
 #pragma once

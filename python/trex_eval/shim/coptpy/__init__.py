@@ -826,7 +826,7 @@ class Model:
             raise CoptError(f"model attribute '{name}' cannot be set")
 
     # ---- solving
-    def _lp_text(self, relax=False):
+    def _lp_text(self, relax=False, with_constant=False):
         col = {v: j for j, v in enumerate(self._vars)}
         rows, owner = [], []
         try:
@@ -837,7 +837,7 @@ class Model:
             kinds = {"B": "B", "I": "I"}
             cols = [(v._lb, v._ub, "C" if relax else kinds.get(v._vtype, "C")) for v in self._vars]
             text = _lp.lp_text(self._sense == COPT.MAXIMIZE, [(j, v._obj) for j, v in enumerate(self._vars)], rows,
-                               cols, "trex coptpy shim")
+                               cols, "trex coptpy shim", self._obj_const if with_constant else 0.0)
         except (_lp.LPError, TypeError, ValueError) as e:
             raise CoptError(str(e))
         return text, owner
@@ -888,7 +888,7 @@ class Model:
     def write(self, filename):
         filename = str(filename)
         if filename.endswith(".lp"):
-            text, _ = self._lp_text()
+            text, _ = self._lp_text(with_constant=True)
             _ex.write_lp(filename, text, "coptpy")
         elif filename.endswith(".sol"):
             _ex.write_sol(filename, [(v._name, v._x) for v in self._vars])

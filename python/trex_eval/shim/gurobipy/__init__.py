@@ -478,7 +478,7 @@ class Model:
         raise AttributeError(f"'Model' object has no attribute '{name}'")
 
     # ---- solving
-    def _lp_text(self):
+    def _lp_text(self, with_constant=False):
         col = {v: j for j, v in enumerate(self._vars)}
         try:
             rows = [_lp.bounded_row([(col[v], x) for v, x in c._expr._terms.items()], c.Sense, c.RHS, GRB.INFINITY)
@@ -489,14 +489,14 @@ class Model:
         cols = [(v.LB, v.UB, kinds.get(v.VType, "C")) for v in self._vars]
         try:
             text = _lp.lp_text(self.ModelSense == GRB.MAXIMIZE, [(j, v.Obj) for j, v in enumerate(self._vars)], rows,
-                               cols, "trex gurobipy shim")
+                               cols, "trex gurobipy shim", self._obj_const if with_constant else 0.0)
         except _lp.LPError as e:
             raise GurobiError(str(e))
         return text
 
     def write(self, filename):
         if filename.endswith(".lp"):
-            _ex.write_lp(filename, self._lp_text(), "gurobipy")
+            _ex.write_lp(filename, self._lp_text(with_constant=True), "gurobipy")
         elif filename.endswith((".sol", ".json")):
             _ex.write_sol(filename, [(v.VarName, v._x) for v in self._vars])
         else:

@@ -120,6 +120,7 @@ class lp_parser {
     model m_;
     std::unordered_map<std::string, int> index_;
     int unnamed_rows_ = 0;
+    int constant_var_ = -1;  // Gurobi's objective constant: the column "Constant" (fixed at 1 in Bounds)
 
     [[noreturn]] void fail_at(int line, const std::string& why) const {
         throw_error(fmt::format("{}:{}: {}", what_, line, why));
@@ -232,11 +233,8 @@ class lp_parser {
             }
             const std::string& n = peek();
             if (!done() && is_name(n) && !keyword_at_cursor() && peek(1) != ":") {
-                if (objective && lower(n) == "constant") {
-                    *constant += sign * coef;
-                } else {
-                    terms.push_back({var(n), sign * coef});
-                }
+                terms.push_back({var(n), sign * coef});
+                if (objective && n == "Constant") constant_var_ = terms.back().var;
                 pos_++;
             } else if (has_number) {
                 *constant += sign * coef;
@@ -356,6 +354,16 @@ class lp_parser {
         }
     }
 
+    // `+ c Constant` with no bound line for Constant: Gurobi's constant all the same (fixed at 1), when no row uses it.
+    void fix_gurobi_constant() {
+        if (constant_var_ < 0) return;
+        variable& v = m_.vars[(size_t)constant_var_];
+        for (const constraint& c : m_.cons)
+            for (const term& t : c.terms)
+                if (t.var == constant_var_) return;
+        if (v.lb == 0.0 && v.ub == inf && v.type == var_type::continuous) v.lb = v.ub = 1.0;
+    }
+
     // Gurobi writes repeated row names as they are; the IR wants them unique: the second `c` becomes `c#2`.
     model finish() {
         std::unordered_map<std::string, int> seen;
@@ -368,6 +376,7 @@ class lp_parser {
                 c.name = renamed;
             }
         }
+        fix_gurobi_constant();
         fold_constant_column(m_);
         return std::move(m_);
     }

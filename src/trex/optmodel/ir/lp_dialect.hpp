@@ -4,7 +4,8 @@
 // CPLEX grammar reserves: `x[0,1]`, `flow(a,b)`, `y.2`. GLPK's CPLEX reader stops at the `[`. What this reader
 // takes (keywords case-insensitive):
 //   - `Minimize|Minimise|Minimum|Min|Maximize|...|Max`, an optional `name:`, a linear objective; a number without
-//     a variable, or one multiplying the word `Constant`, is the objective constant;
+//     a variable is the objective constant, and so is `c Constant` (Gurobi writes the constant as a column
+//     `Constant` fixed at 1 in Bounds; it is folded back, fixed at 1 also when no bound line names it);
 //   - `Subject To|Such That|st|s.t.`: rows `[name:] terms (<=|=<|<|>=|=>|>|=) [-]number`; a row with no variable
 //     left (`R3: 0 >= -2`, `R4: >= 5`: an empty linear expression) is kept as an empty row; constants on the left
 //     move to the right; unnamed rows are named R1, R2, ... in order;

@@ -183,7 +183,8 @@ uint64_t canonical_hash(const model& m) {
 void fold_constant_column(model& m) {
     for (size_t j = 0; j < m.vars.size(); j++) {
         const variable& v = m.vars[j];
-        if (v.name != "obj_constant" || v.lb != 1.0 || v.ub != 1.0) continue;
+        const bool constant_name = v.name == "obj_constant" || v.name == "Constant" || v.name == "ONE_VAR_CONSTANT";
+        if (!constant_name || v.lb != 1.0 || v.ub != 1.0) continue;
         bool in_row = false;
         for (const auto& c : m.cons)
             for (const term& t : c.terms) in_row = in_row || t.var == (int)j;

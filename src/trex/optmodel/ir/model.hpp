@@ -58,8 +58,9 @@ struct model {
     double activity(int i, const std::vector<double>& x) const;
 };
 
-// Our LP writer (GLPK's reader takes no objective constant) writes the constant as a column "obj_constant" fixed at
-// 1 that appears in no row; readers fold such a column back into obj_constant.
+// LP writers write the objective constant as a column fixed at 1 that appears in no row: ours (GLPK's reader takes no
+// constant) "obj_constant", Gurobi's "Constant", Pyomo's "ONE_VAR_CONSTANT"; readers fold such a column back into
+// obj_constant.
 void fold_constant_column(model& m);
 
 // Throws trex::error naming the model and the first offending variable / constraint: empty or duplicate names,
