@@ -124,7 +124,10 @@ int run_cmd(eval_args& a) {
     o.exec = default_exec_config();
     if (!a.python.empty()) o.exec.python = a.python;
     TREX_CHECK(a.time_limit >= 0, "--time-limit {}: must be positive", a.time_limit);
-    const double time_limit = a.time_limit > 0 ? a.time_limit : (o.protocol == "trex" ? 360 : 60);
+    const double time_limit = a.time_limit > 0 ? a.time_limit
+                                               : (o.protocol == "trex"   ? 360
+                                                  : o.protocol == "orlm" ? 300
+                                                                         : 60);
     o.exec.limits.wall_s = time_limit;
     o.exec.limits.cpu_s = time_limit;
     o.exec.limits.memory_mb = (long)a.memory_mb;
@@ -245,7 +248,8 @@ void register_eval(CLI::App& app) {
                   "this harness version are re-judged from it)");
     run->add_option("--protocol", a->run.protocol,
                     "trex: the T-Rex harness point by point (its extraction order, trex / trex_orgeval prompts, 360 s, "
-                    "the solved model object, absolute 1e-6, ORGEval from the LP the code writes)");
+                    "the solved model object, absolute 1e-6, ORGEval from the LP the code writes); orlm: ORLM's eval "
+                    "(its prompt, the first python block, 300 s, rounded and 5 % relative)");
     run->add_option("--memory-mb", a->memory_mb, "address-space limit per Python answer")->capture_default_str();
     run->add_option("--solve-time-limit", a->solve_limit,
                     "solver seconds per model (default 30; 360 under --protocol trex)");

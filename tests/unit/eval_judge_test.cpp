@@ -408,7 +408,7 @@ std::string temp_dir(const std::string& name) {
 
 TEST(EvalPrompts, ShippedTemplatesRenderAndFewShotNeverShowsTheItem) {
     const auto names = list_prompts();
-    for (const char* n : {"trex", "trex_orgeval", "lp", "pulp", "mathprog"})
+    for (const char* n : {"trex", "trex_orgeval", "orlm", "lp", "pulp", "mathprog"})
         EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
     eval_item it;
     it.id = "q1";
@@ -498,4 +498,16 @@ TEST(EvalOracle, CoefMutantOfAModelWithoutOptimum) {
     ASSERT_TRUE(mutate_model(m, oracle_mutation::coef, 1, &mutated));
     EXPECT_NE(trex::optmodel::canonical_hash(mutated), trex::optmodel::canonical_hash(m));
     EXPECT_FALSE(compare_structure(mutated, m).equivalent);
+}
+
+// ORLM's extraction: the first ```python block, whatever follows; without a closing fence, all but the last character.
+TEST(EvalExtract, OrlmProtocolTakesTheFirstPythonBlock) {
+    artefact a =
+        extract_orlm_protocol("Model...\n```python\nimport coptpy\nA = 1\n```\nbetter:\n```python\nB = 2\n```");
+    EXPECT_EQ(a.kind, "python");
+    EXPECT_EQ(a.text, "\nimport coptpy\nA = 1\n");
+    EXPECT_EQ(extract_orlm_protocol("```python\nx = 1\nprint(x)\n").text, "\nx = 1\nprint(x)");
+    EXPECT_EQ(extract_orlm_protocol("```py\nx = 1\n```").kind, "");
+    EXPECT_EQ(extract_orlm_protocol("```python\n\n```").kind, "");
+    EXPECT_EQ(extract_orlm_protocol("").kind, "");
 }

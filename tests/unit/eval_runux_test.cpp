@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -165,5 +166,44 @@ TEST(EvalRunUx, SigintEndsTheRunWith130AndItsOutputs) {
     const ojson s = ojson::parse(trex::read_file(dir + "/out/summary.json"));
     EXPECT_EQ(s["run"]["executions"].get<std::string>().rfind(std::to_string(n) + " re-judged", 0), 0u)
         << s["run"].dump();
+    fs::remove_all(dir);
+}
+
+// --protocol orlm: ORLM's prompt, the first python block (a better second block is ignored), its rounded 5 % judge
+// (1.02 rounds to the label 1).
+TEST(EvalRunUx, OrlmProtocolJudgesAsOrlmDoes) {
+    exec_config ec = default_exec_config();
+    if (ec.python.empty()) GTEST_SKIP() << "no python with pulp (scripts/setup.sh)";
+    if (!sandbox_guarantees().isolated) GTEST_SKIP() << "no sandbox isolation here";
+    const std::string dir = trex::test::scratch_dir("eval_runux_orlm");
+    const std::string bench = write_bench(dir);
+    auto copt = [](double cap) {
+        return "```python\nimport coptpy as cp\nfrom coptpy import COPT\nenv = cp.Envr()\nmodel = "
+               "env.createModel('m')\nx = model.addVar(lb=0, ub=" +
+               std::to_string(cap) + ", name='x')\nmodel.setObjective(x, sense=COPT.MAXIMIZE)\nmodel.solve()\n```\n";
+    };
+    std::string lines;
+    lines += ojson{{"id", "q0"}, {"completion", "## Model\nmax x\n" + copt(1.02)}}.dump() + "\n";
+    lines += ojson{{"id", "q1"}, {"completion", copt(5.0) + "Corrected:\n" + copt(2.0)}}.dump() + "\n";
+    trex::write_file_atomic(dir + "/c.jsonl", lines);
+    run_options o = options(bench, dir + "/out");
+    o.protocol = "orlm";
+    o.limit = 2;
+    o.exec.trex_bin = trex::test::trex_binary();
+    auto b = make_replay_backend(dir + "/c.jsonl");
+    const run_result r = run_eval(o, *b);
+    EXPECT_EQ(r.summary.micro.correct, 1) << format_summary(r);
+    std::map<std::string, ojson> res;
+    std::ifstream in(dir + "/out/results.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+        const ojson j = ojson::parse(line);
+        res[j["id"].get<std::string>()] = j;
+    }
+    EXPECT_TRUE(res.at("q0")["correct"].get<bool>()) << res.at("q0").dump();
+    EXPECT_EQ(res.at("q1")["outcome"], "wrong_objective") << res.at("q1").dump();
+    EXPECT_NEAR(res.at("q1")["exec"]["objective"].get<double>(), 5.0, 1e-9);
+    const ojson s = ojson::parse(trex::read_file(dir + "/out/summary.json"));
+    EXPECT_NE(s["run"]["prompt"].get<std::string>().find("orlm"), std::string::npos);
     fs::remove_all(dir);
 }

@@ -201,4 +201,15 @@ artefact extract_trex_protocol(const std::string& completion) {
     return {"python", completion};
 }
 
+artefact extract_orlm_protocol(const std::string& completion) {
+    const size_t start = completion.find("```python");
+    if (start == std::string::npos) return {};
+    const size_t body = start + 9;
+    const size_t end = completion.find("```", body);
+    const size_t stop = end != std::string::npos ? end : (completion.empty() ? 0 : completion.size() - 1);
+    const std::string code = stop > body ? completion.substr(body, stop - body) : "";
+    if (trim(code).empty()) return {};
+    return {"python", code};
+}
+
 }  // namespace trex::eval

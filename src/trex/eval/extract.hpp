@@ -24,6 +24,11 @@ artefact extract_artefact(const std::string& completion, const std::string& pref
 // one; else the whole completion. Whatever it finds is run as Python.
 artefact extract_trex_protocol(const std::string& completion);
 
+// ORLM's extraction (`--protocol orlm`; its eval/execute.py): the FIRST ```python block, up to the next ```; with no
+// closing fence, up to the completion's second-to-last character (their slice [start:-1]); none without ```python
+// or when the block is empty.
+artefact extract_orlm_protocol(const std::string& completion);
+
 // The kind a block's content looks like ("" when none): used for unlabelled blocks.
 std::string sniff_kind(const std::string& text);
 

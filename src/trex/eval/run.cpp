@@ -256,8 +256,9 @@ sample_record judge_sample(executor& ex, execution_cache& cache, const prepared_
         r.ex.status = "backend_error";
         r.ex.detail = t.error;
     } else {
-        const artefact a = opt.protocol == "trex" ? extract_trex_protocol(t.completion)
-                                                  : extract_artefact(t.completion, p.tmpl->artefact);
+        const artefact a = opt.protocol == "trex"   ? extract_trex_protocol(t.completion)
+                           : opt.protocol == "orlm" ? extract_orlm_protocol(t.completion)
+                                                    : extract_artefact(t.completion, p.tmpl->artefact);
         if (a.kind.empty()) {
             r.ex.status = "no_artefact";
             r.ex.detail = t.completion.empty() ? "empty completion" : "no model or code block in the completion";
@@ -589,7 +590,8 @@ ojson run_description(const run_options& opt, backend& b, const prompt_template&
         run["protocol"] = opt.protocol + (opt.protocol == "trex" ? " (T-Rex or_benchmark_eval: its extraction, "
                                                                    "trex / trex_orgeval prompts, abs 1e-6, the solved "
                                                                    "model object, ORGEval from the written LP)"
-                                                                 : "");
+                                                                 : " (ORLM eval/execute.py: orlm prompt, the first "
+                                                                   "python block, 300 s, rounded and 5 % relative)");
     ojson sk = ojson::array();
     for (const auto& s : skipped) sk.push_back(s);
     run["skipped"] = sk;
@@ -599,11 +601,17 @@ ojson run_description(const run_options& opt, backend& b, const prompt_template&
 
 run_options with_protocol(const run_options& given) {
     run_options o = given;
-    TREX_CHECK(o.protocol.empty() || o.protocol == "trex", "--protocol '{}': expected trex", o.protocol);
+    TREX_CHECK(o.protocol.empty() || o.protocol == "trex" || o.protocol == "orlm",
+               "--protocol '{}': expected trex or orlm", o.protocol);
     if (o.protocol == "trex") {
         o.judge = "abs";
         o.tol = 0;  // its default, 1e-6
         o.exec.protocol = "trex";
+    }
+    if (o.protocol == "orlm") {  // ORLM's eval: its prompt, first python block, rounded and 5 % relative
+        o.judge = "orlm";
+        o.tol = 0;
+        if (o.prompt == "trex") o.prompt = "orlm";
     }
     return o;
 }
