@@ -3,6 +3,8 @@
 //   trex data build --config FILE [--force] [--no-progress]   generate, verify, render, package (docs/or_data.md)
 //   trex data decontam --data DIR|FILE --against FILE... [--n 13] [--drop]   n-gram overlap report (JSON)
 //   trex data stats DIR [--json]                               distributions from manifest.json and sft.jsonl
+//   trex data stats DIR --against FILE... [--n 8] [--sample N] [--representation DP|DT|DPS|all]
+//                                                              vocabulary and phrase variety next to benchmarks
 //   trex data families                                         the problem families with their domains
 //   trex data tokenize --input PATH... --out DIR ...            documents / chat messages into token shards
 //                                                              (apps/trex/data_tokenize.cpp)
@@ -17,6 +19,7 @@
 #include "trex/base/error.hpp"
 #include "trex/optmodel/data_build/data_build.hpp"
 #include "trex/optmodel/data_build/decontam.hpp"
+#include "trex/optmodel/data_build/text_stats.hpp"
 #include "trex/optmodel/families/family.hpp"
 
 namespace trex::cli {
@@ -35,6 +38,9 @@ struct data_options {
     bool drop = false;
     std::string dir;
     bool json = false;
+    int stats_n = 8;
+    long sample = 0;
+    std::string representation = "DP";
 };
 
 void run_build_cmd(const data_options& o) {
@@ -61,7 +67,46 @@ void print_table(const char* title, const ojson& o) {
                     total ? 100.0 * it.value().get<long>() / total : 0.0);
 }
 
+void print_against(const ojson& r) {
+    std::printf("%s: %ld questions, %ld word types (numbers not counted)\n", r["build"].get<std::string>().c_str(),
+                r["ours"]["questions"].get<long>(), r["ours"]["word_types"].get<long>());
+    const int n = r["n"].get<int>();
+    for (const auto& f : r["against"]) {
+        const ojson &b = f["benchmark"], &o = f["our_sample"];
+        std::printf("against %s\n", f["file"].get<std::string>().c_str());
+        std::printf("  %-34s %8s %11s %22s\n", "", "texts", "word types", fmt::format("distinct {}-grams", n).c_str());
+        std::printf("  %-34s %8ld %11ld %22.3f\n", "benchmark", b["texts"].get<long>(), b["word_types"].get<long>(),
+                    b["distinct_ngram_ratio"].get<double>());
+        std::printf("  %-34s %8ld %11ld %22.3f\n",
+                    fmt::format("ours ({} sample)", f["our_sample_representation"].get<std::string>()).c_str(),
+                    o["texts"].get<long>(), o["word_types"].get<long>(), o["distinct_ngram_ratio"].get<double>());
+        std::string ex;
+        for (const auto& w : f["unseen_examples"])
+            if (ex.size() < 160) ex += (ex.empty() ? "" : ", ") + w.get<std::string>();
+        std::printf(
+            "  benchmark word types no question of ours uses: %ld (%.1f%% of its types, %.1f%% of its words): "
+            "%s\n",
+            f["unseen_word_types"].get<long>(), 100.0 * f["unseen_word_type_share"].get<double>(),
+            100.0 * f["unseen_word_token_share"].get<double>(), ex.c_str());
+    }
+}
+
 void run_stats_cmd(const data_options& o) {
+    if (!o.against.empty()) {
+        against_options a;
+        a.n = o.stats_n;
+        a.sample = o.sample;
+        a.representation = o.representation == "all" ? "" : o.representation;
+        TREX_CHECK(a.representation.empty() || a.representation == "DP" || a.representation == "DT" ||
+                       a.representation == "DPS",
+                   "--representation must be DP, DT, DPS or all (got '{}')", o.representation);
+        const ojson r = stats_against(o.dir, o.against, a);
+        if (o.json)
+            std::printf("%s\n", r.dump(2).c_str());
+        else
+            print_against(r);
+        return;
+    }
     const std::string mpath = o.dir + "/manifest.json";
     std::ifstream in(mpath);
     TREX_CHECK(in.good(), "{}: cannot read (not a trex data build directory?)", mpath);
@@ -136,6 +181,13 @@ void register_data(CLI::App& app) {
     CLI::App* stats = data->add_subcommand("stats", "distributions of a build");
     stats->add_option("dir", opt->dir, "build directory")->required();
     stats->add_flag("--json", opt->json, "print JSON");
+    stats->add_option("--against", opt->against,
+                      "benchmark files: compare vocabulary and phrase variety (JSON list or JSONL)");
+    stats->add_option("--n", opt->stats_n, "n-gram length of the variety measure (default 8)");
+    stats->add_option("--sample", opt->sample, "our sample size (default: the benchmark's question count)");
+    stats->add_option("--representation", opt->representation,
+                      "our sample's representation: DP (default), DT, "
+                      "DPS or all");
     stats->callback([opt] { run_stats_cmd(*opt); });
 
     register_data_tokenize(data);

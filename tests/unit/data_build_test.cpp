@@ -282,3 +282,91 @@ TEST(DataBuild, DecontamFindsAndDropsOverlaps) {
     EXPECT_EQ(left, 24 - hits);
     fs::remove_all(dir);
 }
+
+// CPT documents are decontaminated too: a benchmark quoting a paragraph of one is found in cpt/index.jsonl, and
+// --drop removes the index line and the document.
+TEST(DataBuild, DecontamScansCptDocuments) {
+    const std::string dir = temp_dir("dec_cpt");
+    const std::string cfg = write_config(dir, "c.json", R"({"seed": 9, "output_dir": ")" + dir + R"(/out",
+        "sft": {"count": 4, "categories": ["formulation"]}, "cpt": {"documents": 6, "resources": false}})");
+    auto r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto index = read_jsonl(dir + "/out/cpt/index.jsonl");
+    ASSERT_EQ(index.size(), 6u);
+    const fs::path doc = fs::path(dir) / "out/cpt" / index[2]["path"].get<std::string>();
+    const std::string text = file_bytes(doc);
+    ASSERT_GT(text.size(), 400u);
+    ojson bench = ojson::array();
+    bench.push_back({{"question", "Quoted: " + text.substr(0, 400)}, {"answer", 1}});
+    std::ofstream(dir + "/bench.json") << bench.dump();
+    r = run_command(trex_binary() + " data decontam --drop --data " + dir + "/out --against " + dir + "/bench.json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const ojson rep = ojson::parse(r.out);
+    bool found = false;
+    for (const auto& f : rep["files"])
+        if (f["file"].get<std::string>().find("cpt/index.jsonl") != std::string::npos)
+            for (const auto& o : f["overlaps"]) found = found || o["id"] == index[2]["id"];
+    EXPECT_TRUE(found) << r.out;
+    EXPECT_FALSE(fs::exists(doc));
+    for (const auto& rec : read_jsonl(dir + "/out/cpt/index.jsonl")) EXPECT_NE(rec["id"], index[2]["id"]);
+    fs::remove_all(dir);
+}
+
+// The infeasible and unbounded shares of a build are the configured ones exactly (drawn among the slots whose family
+// has such a design), whatever the gates drop.
+TEST(DataBuild, DesignSharesAreAsConfigured) {
+    const std::string dir = temp_dir("shares");
+    const std::string cfg = write_config(dir, "c.json", R"({"seed": 11, "output_dir": ")" + dir + R"(/out",
+        "sft": {"count": 200, "categories": ["formulation", "lp_file"], "infeasible_share": 0.1,
+                "unbounded_share": 0.05}, "cpt": {"documents": 0, "resources": false}})");
+    auto r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    std::map<std::string, int> status;
+    for (const auto& rec : read_jsonl(dir + "/out/sft.jsonl")) status[rec["meta"]["status"].get<std::string>()]++;
+    EXPECT_EQ(status["infeasible"], 20);
+    EXPECT_EQ(status["unbounded"], 10);
+    EXPECT_EQ(status["optimal"], 170);
+    fs::remove_all(dir);
+}
+
+// trex data stats --against: our questions' vocabulary and variety next to a benchmark file's, and the benchmark
+// words none of our questions uses.
+TEST(DataBuild, StatsAgainstABenchmark) {
+    const std::string dir = temp_dir("stats_against");
+    const std::string cfg = write_config(dir, "c.json", R"({"seed": 4, "output_dir": ")" + dir + R"(/out",
+        "sft": {"count": 30, "categories": ["formulation"]}, "cpt": {"documents": 0, "resources": false}})");
+    auto r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    {
+        std::ofstream b(dir + "/bench.jsonl");
+        b << ojson{{"question", "A zorblat factory makes 3 widgets and 4 gadgets; maximize profit."}}.dump() << "\n";
+        b << ojson{{"question", "A farmer plants 12 acres of wheat; minimize cost."}}.dump() << "\n";
+    }
+    r = run_command(trex_binary() + " data stats " + dir + "/out --against " + dir + "/bench.jsonl --json");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const ojson rep = ojson::parse(r.out);
+    EXPECT_EQ(rep["ours"]["questions"], 30);
+    const ojson& f = rep["against"][0];
+    EXPECT_EQ(f["benchmark"]["texts"], 2);
+    EXPECT_EQ(f["our_sample"]["texts"], 2);  // as many of ours as the benchmark has
+    EXPECT_EQ(f["our_sample_representation"], "DP");
+    bool zorblat = false;
+    for (const auto& w : f["unseen_examples"]) zorblat = zorblat || w == "zorblat";
+    EXPECT_TRUE(zorblat) << f.dump();
+    const double share = f["unseen_word_type_share"].get<double>();
+    EXPECT_GT(share, 0.0);
+    EXPECT_LT(share, 1.0);
+    EXPECT_NEAR(share, f["unseen_word_types"].get<double>() / f["benchmark"]["word_types"].get<double>(), 1e-12);
+    // a readable table too; bad arguments name themselves
+    r = run_command(trex_binary() + " data stats " + dir + "/out --against " + dir + "/bench.jsonl --sample 5");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("benchmark word types no question of ours uses"), std::string::npos) << r.out;
+    r = run_command(trex_binary() + " data stats " + dir + "/out --against " + dir +
+                    "/bench.jsonl --representation XX");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.out.find("--representation"), std::string::npos) << r.out;
+    r = run_command(trex_binary() + " data stats " + dir + "/out --against " + dir + "/missing.jsonl");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.out.find("missing.jsonl"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}

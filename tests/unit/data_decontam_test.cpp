@@ -1,6 +1,6 @@
 // Word n-grams (optmodel/data_build/decontam.hpp), shared by trex data decontam and the recipe's general-text corpus:
 // the hash of each run of n words of words_of(text), fixed (decontamination reports name the n-gram that matched),
-// equal for equal word runs whatever their case and punctuation.
+// equal for equal word runs whatever their case and punctuation. The text profiles of trex data stats --against.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "trex/base/rng.hpp"
 #include "trex/optmodel/data_build/decontam.hpp"
+#include "trex/optmodel/data_build/text_stats.hpp"
 
 using trex::optmodel::ngram_text;
 using trex::optmodel::word_ngrams;
@@ -50,4 +51,26 @@ TEST(WordNgrams, SharedThirteenGramIsASetMember) {
         if (grams.count(h)) match = ngram_text(ours, 13, h);
     EXPECT_EQ(match, "a company produces two products using three machines with limited weekly hours each");
     for (uint64_t h : word_ngrams(other, 13)) EXPECT_EQ(grams.count(h), 0u);
+}
+
+// trex data stats --against: word types leave numbers out, n-grams mask them, the variety ratio counts repeats.
+TEST(TextStats, ProfileCountsTypesAndMaskedNgrams) {
+    using trex::optmodel::profile_texts;
+    // "a b c 1" and "a b c 22": the 3-grams "a b c" and "b c #" repeat across the two texts
+    const auto p = profile_texts({"A b, c 1.", "a B c 22"}, 3);
+    EXPECT_EQ(p.texts, 2);
+    EXPECT_EQ(p.words, 8);
+    EXPECT_EQ(p.word_types, 3);  // a, b, c
+    EXPECT_EQ(p.ngrams, 4);
+    EXPECT_EQ(p.distinct_ngrams, 2);
+    EXPECT_DOUBLE_EQ(p.distinct_ratio(), 0.5);
+    const auto q = profile_texts({"one two three four", "five six seven eight"}, 3);
+    EXPECT_DOUBLE_EQ(q.distinct_ratio(), 1.0);
+    EXPECT_EQ(trex::optmodel::word_types({"Red fox 3", "red Dog"}), (std::vector<std::string>{"dog", "fox", "red"}));
+}
+
+TEST(TextStats, ProblemStatementDropsTheTaskRequest) {
+    EXPECT_EQ(trex::optmodel::problem_statement("A farm.\n\nData here.\n\nWrite a program.\n"),
+              "A farm.\n\nData here.");
+    EXPECT_EQ(trex::optmodel::problem_statement("Just one paragraph."), "Just one paragraph.");
 }

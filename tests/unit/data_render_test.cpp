@@ -4,10 +4,12 @@
 
 #include <functional>
 #include <regex>
+#include <set>
 
 #include "trex/optmodel/ir/format.hpp"
-#include "trex/optmodel/solvers/python_runner.hpp"
+#include "trex/optmodel/ir/writers.hpp"
 #include "trex/optmodel/render/render.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
 
 using namespace trex::optmodel;
 
@@ -36,7 +38,8 @@ TEST(DataRender, NoObjectiveLeaksIntoQuestions) {
                     const std::string q = render_question(*f, in, rep, t, dialect::pulp, 9);
                     EXPECT_EQ(q.find("ptimal objective value is"), std::string::npos) << f->name;
                     EXPECT_EQ(q.find('{'), q.find("```json") == std::string::npos ? std::string::npos : q.find('{'))
-                        << f->name << ": unexpanded template in\n" << q;
+                        << f->name << ": unexpanded template in\n"
+                        << q;
                     // the objective as a whole number token (long enough not to be a data value by accident)
                     if (obj.size() >= 4) {
                         const std::regex tok("(^|[^0-9.])" + std::regex_replace(obj, std::regex("\\."), "\\.") +
@@ -85,5 +88,107 @@ TEST(DataRender, EveryFamilyRepresentationAndCategoryReexecutes) {
                                   << r.detail;
             }
         }
+    }
+}
+
+// Designed infeasible and unbounded instances of every family that has them: the PuLP program prints the status of
+// the label. CBC calls some unbounded LPs infeasible (product_mix with a product no constraint limits and the others
+// bounded); the programs tell the two apart with a zero-objective copy.
+TEST(DataRender, DesignedStatusesReexecuteInPulpPrograms) {
+    const std::string py_path = find_python_with_pulp();
+    if (py_path.empty()) GTEST_SKIP() << "no python3 with pulp";
+    python_runner py(py_path);
+    int checked = 0;
+    for (const family* f : all_families())
+        for (design d : {design::infeasible, design::unbounded}) {
+            if ((d == design::infeasible && !f->can_infeasible) || (d == design::unbounded && !f->can_unbounded))
+                continue;
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                gen_request rq;
+                rq.seed = seed;
+                rq.want = d;
+                const instance in = generate(*f, rq);
+                const verification v = verify(in.m);
+                if (v.status == solve_status::optimal) continue;  // the design gate of trex data build drops these
+                const std::string a = render_answer(*f, in, representation::dps, task::code, dialect::pulp, v, 4);
+                const reexec_result r = reexec_answer(a, task::code, representation::dps, in.data, v, &py,
+                                                      "/tmp/trex_render_reexec_status");
+                EXPECT_TRUE(r.ok) << f->name << " " << design_name(d) << " seed " << seed << ": " << r.detail;
+                checked++;
+            }
+        }
+    EXPECT_GE(checked, 10);
+}
+
+// Numbers the answers write come out as the data give them: no binary noise such as 2.1999999999999997 or
+// 16239.999999999998 in LP files (portfolio's deviations and caps were computed, not given).
+TEST(DataRender, WrittenModelsHaveNoBinaryNoise) {
+    const std::regex noise(R"(\d\.\d*(0000000|9999999)\d)");
+    for (const family* f : all_families())
+        for (uint64_t seed = 1; seed <= 60; seed++) {
+            gen_request rq;
+            rq.seed = seed;
+            rq.difficulty = 1 + (int)(seed % 3);
+            const instance in = generate(*f, rq);
+            std::smatch m;
+            const std::string lp = write_lp(in.m);
+            EXPECT_FALSE(std::regex_search(lp, m, noise)) << f->name << " seed " << seed << ": " << m.str();
+        }
+}
+
+// Template joins keep English agreement: articles before vowel sounds, singular units after "per".
+TEST(DataRender, TidyWordsFixesArticlesAndUnits) {
+    EXPECT_EQ(tidy_words("A analyzer and a oven, an pallet, a unit, an hour, a one-way arc"),
+              "An analyzer and an oven, a pallet, a unit, an hour, a one-way arc");
+    EXPECT_EQ(tidy_words("$3 per liters, 4 per batches, 5 per bags of feed, 6 per hours, 7 per thousand barrels"),
+              "$3 per liter, 4 per batch, 5 per bag of feed, 6 per hour, 7 per thousand barrels");
+    EXPECT_EQ(tidy_words("per class, per series, per analysis, per cities"),
+              "per class, per series, per analysis, per city");
+    EXPECT_EQ(tidy_words("Plant A and B. A oven"), "Plant A and B. An oven");  // "A" inside a sentence is a name
+    rng r(1, 2);
+    EXPECT_EQ(expand("[a {machine}] costs $5 per {unit}", {{"machine", "analyzer"}, {"unit", "liters"}}, r),
+              "an analyzer costs $5 per liter");
+}
+
+// Members without a value are said in words (not "products not listed have no limit"); 0/1 relations are
+// sentences ("Site 9 covers Riverton and Ashland."), not lists of zeros and ones.
+TEST(DataRender, AbsentValuesAndRelationsAreSentences) {
+    const family& pm = find_family("product_mix");
+    gen_request rq;
+    rq.want = design::unbounded;  // one product has no sales limit
+    bool said = false;
+    for (uint64_t seed = 1; seed <= 20 && !said; seed++) {
+        rq.seed = seed;
+        const instance in = generate(pm, rq);
+        std::string free_product;
+        for (const auto& p : in.data["products"])
+            if (!in.data["max_sales"].contains(p.get<std::string>())) free_product = p.get<std::string>();
+        if (free_product.empty()) continue;
+        const std::string dp = render_problem(pm, in, representation::dp, false, seed);
+        const std::string dt = render_problem(pm, in, representation::dt, false, seed);
+        EXPECT_EQ(dp.find("not listed"), std::string::npos) << dp;
+        EXPECT_NE(dp.find(free_product + " has no sales limit"), std::string::npos) << dp;
+        EXPECT_NE(dt.find(free_product + " has no sales limit"), std::string::npos) << dt;
+        said = true;
+    }
+    EXPECT_TRUE(said);
+    const family& sc = find_family("set_cover");
+    rq = gen_request{};
+    rq.seed = 3;
+    const instance in = generate(sc, rq);
+    const std::string dp = render_problem(sc, in, representation::dp, false, 3);
+    EXPECT_EQ(dp.find("coverage indicator"), std::string::npos) << dp;
+    const std::string site = in.data["sites"][0].get<std::string>();
+    std::vector<std::string> covered;
+    for (auto it = in.data["covers"][site].begin(); it != in.data["covers"][site].end(); ++it)
+        if (it.value().get<double>() != 0) covered.push_back(it.key());
+    EXPECT_NE(dp.find(join_and(covered) + "."), std::string::npos) << dp;
+    // every zone has two candidate sites at least, and no two zones the same ones (no forced or repeated rows)
+    std::set<std::vector<int>> rows;
+    for (const auto& c : in.m.cons) {
+        std::vector<int> vars;
+        for (const auto& t : c.terms) vars.push_back(t.var);
+        EXPECT_GE(vars.size(), 2u) << c.name;
+        EXPECT_TRUE(rows.insert(vars).second) << c.name << " repeats a row";
     }
 }

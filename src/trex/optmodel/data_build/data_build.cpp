@@ -226,6 +226,25 @@ std::vector<T> spread(long n, const std::vector<T>& values, const std::vector<do
     return shuffled;
 }
 
+// Exactly round(n * share) of the slots [first, end) get the infeasible design and round(n * share) the unbounded
+// one, drawn among the slots whose family has such a design (all of those when there are fewer).
+void assign_designs(std::vector<slot>& slots, size_t first, double infeasible_share, double unbounded_share, rng& r) {
+    const long n = (long)(slots.size() - first);
+    const std::vector<int> order = r.permutation((int)n);
+    auto assign = [&](design d, double share, bool family::*can) {
+        long left = std::lround((double)n * share);
+        for (int k : order) {
+            if (left == 0) break;
+            slot& s = slots[first + (size_t)k];
+            if (s.want != design::feasible || !(all_families()[(size_t)s.fam]->*can)) continue;
+            s.want = d;
+            left--;
+        }
+    };
+    assign(design::infeasible, infeasible_share, &family::can_infeasible);
+    assign(design::unbounded, unbounded_share, &family::can_unbounded);
+}
+
 std::vector<slot> make_slots(const build_config& c) {
     rng r(c.seed, hash_name("slots"));
     std::vector<int> fam_idx;
@@ -252,16 +271,11 @@ std::vector<slot> make_slots(const build_config& c) {
         std::vector<double> dia_w = {0, 0};
         for (const auto& [name, w] : c.dialects) dia_w[name == "pulp" ? 0 : 1] = w;
         auto dia_of = spread(n, dias, dia_w, r);
-        for (long k = 0; k < n; k++) {
-            slot s{kind, fam_of[(size_t)k], cell_of[(size_t)k].first, cell_of[(size_t)k].second, dia_of[(size_t)k]};
-            const family& f = *all_families()[(size_t)s.fam];
-            const double u = r.uniform();
-            if (u < c.infeasible_share && f.can_infeasible)
-                s.want = design::infeasible;
-            else if (u >= 1 - c.unbounded_share && f.can_unbounded)
-                s.want = design::unbounded;
-            slots.push_back(s);
-        }
+        const size_t first = slots.size();
+        for (long k = 0; k < n; k++)
+            slots.push_back(
+                {kind, fam_of[(size_t)k], cell_of[(size_t)k].first, cell_of[(size_t)k].second, dia_of[(size_t)k]});
+        assign_designs(slots, first, c.infeasible_share, c.unbounded_share, r);
     };
     if (c.test_count > 0)
         add(slot_kind::test, c.test_count, {representation::dp, representation::dt, representation::dps}, {1, 1, 1},
@@ -719,9 +733,11 @@ struct build_loop {
             done.erase(next);
             const slot& s = slots[(size_t)next];
             if (r.contains("gave_up")) {
-                throw_error(fmt::format("slot {} ({} {}): no instance passed the gates in {} attempts", next,
-                                        kind_name(s.kind), all_families()[(size_t)s.fam]->name,
-                                        r["a"].get<long>() + 1));
+                throw_error(
+                    fmt::format("slot {} ({} {}, {} design): no instance passed the gates in {} attempts "
+                                "(drops of the last {}: {})",
+                                next, kind_name(s.kind), all_families()[(size_t)s.fam]->name, design_name(s.want),
+                                r["a"].get<long>() + 1, attempts_per_dispatch, r["gates"].dump()));
             }
             const std::string h = r["hash"].get<std::string>();
             if (hashes.count(h)) {  // duplicate of an earlier slot: try again from the next attempt

@@ -115,12 +115,38 @@ std::vector<ojson> read_items(const std::string& path) {
     return items;
 }
 
+}  // namespace
+
+std::vector<std::vector<std::string>> benchmark_texts(const std::string& path) {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& item : read_items(path)) out.push_back(item_texts(item));
+    return out;
+}
+
+namespace {
+
 // Our sample's question: the first user message, else en_question.
 std::string our_question(const ojson& rec) {
     if (rec.contains("messages"))
         for (const auto& m : rec["messages"])
             if (m.value("role", "") == "user") return m.value("content", "");
     return rec.value("en_question", "");
+}
+
+// A CPT index record's document file (its "path" is relative to the index).
+fs::path doc_path(const std::string& index_path, const ojson& rec) {
+    return fs::path(index_path).parent_path() / rec.value("path", "");
+}
+
+// The text of one record of our data: a CPT index record's document, else the question.
+std::string our_text(const ojson& rec, const std::string& file, long line_no) {
+    if (!rec.contains("path")) return our_question(rec);
+    const fs::path doc = doc_path(file, rec);
+    std::ifstream in(doc, std::ios::binary);
+    TREX_CHECK(in.good(), "{}: line {}: cannot read the document {}", file, line_no, doc.string());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
 }
 
 }  // namespace
@@ -131,10 +157,10 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
     std::unordered_map<uint64_t, std::pair<int, long>> bench;
     ojson files = ojson::array();
     for (size_t f = 0; f < against.size(); f++) {
-        std::vector<ojson> items = read_items(against[f]);
+        const std::vector<std::vector<std::string>> items = benchmark_texts(against[f]);
         long ntext = 0;
         for (size_t i = 0; i < items.size(); i++)
-            for (const auto& t : item_texts(items[i])) {
+            for (const auto& t : items[i]) {
                 ntext++;
                 for (uint64_t h : word_ngrams(t, opt.n)) bench.emplace(h, std::make_pair((int)f, (long)i));
             }
@@ -147,6 +173,8 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
         for (const char* t : {"dp", "dt", "dps"})
             if (fs::exists(fs::path(data) / "test" / (std::string(t) + ".jsonl"), ec))
                 ours.push_back((fs::path(data) / "test" / (std::string(t) + ".jsonl")).string());
+        if (fs::exists(fs::path(data) / "cpt" / "index.jsonl", ec))
+            ours.push_back((fs::path(data) / "cpt" / "index.jsonl").string());
     } else {
         ours.push_back(data);
     }
@@ -157,6 +185,7 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
         std::ifstream in(path, std::ios::binary);
         TREX_CHECK(in.good(), "{}: cannot read", path);
         std::string line, kept;
+        std::vector<fs::path> dropped_docs;
         ojson overlaps = ojson::array();
         long n = 0, no = 0;
         while (std::getline(in, line)) {
@@ -169,7 +198,7 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
                 throw_error(fmt::format("{}: line {}: malformed JSON", path, no));
             }
             n++;
-            const std::string q = our_question(rec);
+            const std::string q = our_text(rec, path, no);
             bool hit = false;
             for (uint64_t h : word_ngrams(q, opt.n)) {
                 auto it = bench.find(h);
@@ -181,7 +210,10 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
                 hit = true;
                 break;
             }
-            if (!hit) kept += line + "\n";
+            if (!hit)
+                kept += line + "\n";
+            else if (opt.drop && rec.contains("path"))
+                dropped_docs.push_back(doc_path(path, rec));
         }
         in.close();
         total += n;
@@ -203,6 +235,7 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
                 fs::remove(tmp, ec);
                 throw_error(fmt::format("{}: cannot replace: {}", path, ec.message()));
             }
+            for (const auto& doc : dropped_docs) fs::remove(doc, ec);  // after the index no longer names them
             r["dropped"] = overlaps.size();
         }
         per_file.push_back(r);

@@ -16,10 +16,15 @@ struct decontam_options {
     bool drop = false;  // rewrite sft.jsonl without the overlapping samples (atomically)
 };
 
-// `data` is a build directory (its sft.jsonl and test/*.jsonl are checked) or one JSONL file. Returns the report
+// `data` is a build directory (its sft.jsonl, test/*.jsonl and the CPT documents of cpt/index.jsonl are checked; with
+// `drop`, an overlapping CPT document leaves the index and the disk) or one JSONL file. Returns the report
 // (counts, overlapping ids with the benchmark file and a matching n-gram) as JSON.
 nlohmann::ordered_json decontaminate(const std::string& data, const std::vector<std::string>& against,
                                      const decontam_options& opt);
+
+// The question texts of a benchmark file (JSON list, JSON document or JSONL), item by item (see the header comment
+// for the fields read); throws naming the file and line when it is neither.
+std::vector<std::vector<std::string>> benchmark_texts(const std::string& path);
 
 // Lower-cased alphanumeric words.
 std::vector<std::string> words_of(const std::string& text);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -36,8 +37,12 @@ inline ojson map2(const strings& rows, const strings& cols, const std::vector<st
     return o;
 }
 
-inline std::string nm(const char* prefix, int i) { return fmt::format("{}_{}", prefix, i + 1); }
-inline std::string nm(const char* prefix, int i, int j) { return fmt::format("{}_{}_{}", prefix, i + 1, j + 1); }
+inline std::string nm(const char* prefix, int i) {
+    return fmt::format("{}_{}", prefix, i + 1);
+}
+inline std::string nm(const char* prefix, int i, int j) {
+    return fmt::format("{}_{}_{}", prefix, i + 1, j + 1);
+}
 
 inline double sum(const std::vector<double>& v) {
     double s = 0;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "trex/optmodel/ir/model.hpp"
 #include "trex/optmodel/families/text.hpp"
+#include "trex/optmodel/ir/model.hpp"
 
 namespace trex::optmodel {
 
@@ -35,6 +35,13 @@ struct param_doc {
     std::string desc;                // template: "supply available at each {src}"
     std::string unit;                // template: "{unit}" (may be empty)
     bool is_set = false;
+    // For a parameter some members have no value of: what that means, with {have} for has/have ("{have} no sales
+    // limit"); the question then says it of the members without one (empty: every member has a value).
+    std::string absent = "";
+    // For a 0/1 parameter over two sets: the relation a 1 states, with {row} (a member of the first set) and {cols}
+    // (the members of the second it relates to, joined): "{row} covers {cols}." The question then says it row by
+    // row instead of listing zeros and ones.
+    std::string relation = "";
 };
 
 // What a variable or constraint group means; `sets` map the numeric suffixes of the IR name ("x_2_3") to members.
@@ -49,7 +56,7 @@ struct gen_request {
     uint64_t seed = 0;
     int difficulty = 2;  // 1 (tiny) .. 5 (largest); sizes grow with it
     design want = design::feasible;
-    int scenario = -1;   // index into family::scenarios, -1: drawn from the seed
+    int scenario = -1;  // index into family::scenarios, -1: drawn from the seed
 };
 
 struct instance {
@@ -83,15 +90,15 @@ struct family {
     void (*generate)(gen_context& g) = nullptr;
 
     std::vector<scenario> scenarios;
-    std::string intro;            // template: the opening sentences (scenario words)
-    std::vector<param_doc> params;  // every data key, in the order the question presents them
-    std::vector<std::string> constraints;  // templates, one sentence per constraint group
-    std::string objective;        // template: the goal sentence
-    std::string integrality;      // template: whole-number requirement ("" for LPs)
-    std::string decisions;        // template for the reasoning: what is decided
-    std::string latex;            // indexed formulation (LaTeX, aligned), with \text{} constraint labels
+    std::string intro;                       // template: the opening sentences (scenario words)
+    std::vector<param_doc> params;           // every data key, in the order the question presents them
+    std::vector<std::string> constraints;    // templates, one sentence per constraint group
+    std::string objective;                   // template: the goal sentence
+    std::string integrality;                 // template: whole-number requirement ("" for LPs)
+    std::string decisions;                   // template for the reasoning: what is decided
+    std::string latex;                       // indexed formulation (LaTeX, aligned), with \text{} constraint labels
     std::vector<std::string> latex_symbols;  // "$I$: set of {srcs}" lines (templates)
-    std::string code;             // solver-code template (see code.hpp), reads `data`
+    std::string code;                        // solver-code template (see code.hpp), reads `data`
     std::vector<name_doc> var_docs, con_docs;
 };
 

@@ -36,40 +36,68 @@ TREX_FAMILY(knapsack_01) {
         f.milp = true;
         f.generate = knapsack_01_impl::generate;
         f.scenarios = {
-            {"logistics", {{"org", "an expedition team"}, {"item", "piece of equipment"}, {"items", "items"},
-                           {"value", "usefulness score"}, {"vunit", "points"}, {"wunit", "kg"},
-                           {"cap", "the weight the team can carry"}, {"item_pool", "items"}}},
-            {"finance", {{"org", "an investment committee"}, {"item", "project"}, {"items", "projects"},
-                         {"value", "expected net present value"}, {"vunit", "k$"}, {"wunit", "k$ of capital"},
-                         {"cap", "the capital budget"}, {"item_pool", "products"}}},
-            {"energy", {{"org", "a grid operator"}, {"item", "upgrade"}, {"items", "candidate upgrades"},
-                        {"value", "reliability gain"}, {"vunit", "points"}, {"wunit", "crew-days"},
-                        {"cap", "the available crew-days"}, {"item_pool", "sites"}}},
-            {"environment", {{"org", "a conservation trust"}, {"item", "parcel"}, {"items", "land parcels"},
-                             {"value", "habitat score"}, {"vunit", "points"}, {"wunit", "k$"},
-                             {"cap", "the acquisition budget"}, {"item_pool", "regions"}}},
+            {"logistics",
+             {{"org", "an expedition team"},
+              {"item", "piece of equipment"},
+              {"items", "items"},
+              {"value", "usefulness score"},
+              {"vunit", "points"},
+              {"wunit", "kg"},
+              {"cap", "weight the team can carry"},
+              {"item_pool", "items"}}},
+            {"finance",
+             {{"org", "an investment committee"},
+              {"item", "project"},
+              {"items", "projects"},
+              {"value", "expected net present value"},
+              {"vunit", "k$"},
+              {"wunit", "k$ of capital"},
+              {"cap", "capital budget"},
+              {"item_pool", "products"}}},
+            {"energy",
+             {{"org", "a grid operator"},
+              {"item", "upgrade"},
+              {"items", "candidate upgrades"},
+              {"value", "reliability gain"},
+              {"vunit", "points"},
+              {"wunit", "crew-days"},
+              {"cap", "number of crew-days available"},
+              {"item_pool", "sites"}}},
+            {"environment",
+             {{"org", "a conservation trust"},
+              {"item", "parcel"},
+              {"items", "land parcels"},
+              {"value", "habitat score"},
+              {"vunit", "points"},
+              {"wunit", "k$"},
+              {"cap", "acquisition budget"},
+              {"item_pool", "regions"}}},
         };
-        f.intro = "[{Org} can choose among {n_items} {items}.|{Org} is deciding which of {n_items} {items} to "
-                  "take on.]";
+        f.intro =
+            "[{Org} can choose among {n_items} {items}.|{Org} is deciding which of {n_items} {items} to "
+            "take on.]";
         f.params = {
             {"items", {}, "{items}", "", true},
             {"value", {"items"}, "{value}", "{vunit}"},
             {"weight", {"items"}, "[cost|size|requirement]", "{wunit}"},
-            {"capacity", {}, "[capacity|limit], i.e. {cap}", "{wunit}"},
+            {"capacity", {}, "{cap}", "{wunit}"},
         };
-        f.constraints = {"[The chosen {items} together may not exceed the capacity.|The total requirement of "
-                         "the selection must stay within the capacity.]"};
-        f.objective = "[Maximize the total {value} of the selection.|Which {items} should be chosen to get the "
-                      "largest total {value}?]";
+        f.constraints = {
+            "[The chosen {items} together may not exceed the {cap}.|The total requirement of "
+            "the selection must stay within the {cap}.]"};
+        f.objective =
+            "[Maximize the total {value} of the selection.|Which {items} should be chosen to get the "
+            "largest total {value}?]";
         f.integrality = "[Each {item} is either taken completely or not at all.|{Items} cannot be split.]";
         f.decisions = "whether each {item} is selected (binary)";
-        f.latex = "\\begin{aligned}\n"
-                  "\\max\\;& \\sum_{i\\in I} v_i\\,x_i \\\\\n"
-                  "\\text{s.t.}\\;& \\sum_{i\\in I} w_i\\,x_i \\le W \\quad\\text{(capacity)} \\\\\n"
-                  "& x_i \\in \\{0,1\\} && \\forall i\\in I\n"
-                  "\\end{aligned}";
-        f.latex_symbols = {"$I$: {items}", "$v_i$: {value} of $i$; $w_i$: its requirement ({wunit})",
-                           "$W$: capacity", "$x_i = 1$ if $i$ is selected"};
+        f.latex =
+            "\\begin{aligned}\n"
+            "\\max\\;& \\sum_{i\\in I} v_i\\,x_i \\\\\n"
+            "\\text{s.t.}\\;& \\sum_{i\\in I} w_i\\,x_i \\le W \\quad\\text{(capacity)} \\\\\n"
+            "& x_i \\in \\{0,1\\} && \\forall i\\in I\n"
+            "\\end{aligned}";
+        f.latex_symbols = {"$I$: {items}", "$v_i$: {value} of $i$; $w_i$: its requirement ({wunit})", "$W$: capacity",
+                           "$x_i = 1$ if $i$ is selected"};
         f.code = R"(I = data["items"]
 x = {i: @var(f"x_{a + 1}", 0, 1, B) for a, i in enumerate(I)}
 @obj(@sum(data["value"][i] * x[i] for i in I))

@@ -55,17 +55,21 @@ TREX_FAMILY(lot_sizing) {
         f.can_infeasible = true;
         f.generate = lot_sizing_impl::generate;
         f.scenarios = {
-            {"production", {{"org", "a bottling plant"}, {"good", "batches of juice"}, {"unit", "cases"},
-                            {"period_pool", "weeks"}}},
-            {"retail", {{"org", "a bakery supplier"}, {"good", "frozen dough"}, {"unit", "trays"},
-                        {"period_pool", "weeks"}}},
-            {"healthcare", {{"org", "a compounding pharmacy"}, {"good", "IV bags"}, {"unit", "bags"},
-                            {"period_pool", "periods"}}},
-            {"energy", {{"org", "a biofuel refinery"}, {"good", "biodiesel"}, {"unit", "thousand liters"},
-                        {"period_pool", "periods"}}},
+            {"production",
+             {{"org", "a bottling plant"}, {"good", "batches of juice"}, {"unit", "cases"}, {"period_pool", "weeks"}}},
+            {"retail",
+             {{"org", "a bakery supplier"}, {"good", "frozen dough"}, {"unit", "trays"}, {"period_pool", "weeks"}}},
+            {"healthcare",
+             {{"org", "a compounding pharmacy"}, {"good", "IV bags"}, {"unit", "bags"}, {"period_pool", "periods"}}},
+            {"energy",
+             {{"org", "a biofuel refinery"},
+              {"good", "biodiesel"},
+              {"unit", "thousand liters"},
+              {"period_pool", "periods"}}},
         };
-        f.intro = "[{Org} plans production of {good} over the next {n_periods} periods.|{Org} must decide when to "
-                  "produce {good} and how much to keep in stock over {n_periods} periods.]";
+        f.intro =
+            "[{Org} plans production of {good} over the next {n_periods} periods.|{Org} must decide when to "
+            "produce {good} and how much to keep in stock over {n_periods} periods.]";
         f.params = {
             {"periods", {}, "periods", "", true},
             {"demand", {"periods"}, "demand", "{unit}"},
@@ -74,25 +78,30 @@ TREX_FAMILY(lot_sizing) {
             {"unit_cost", {"periods"}, "production cost", "$ per {unit}"},
             {"holding_cost", {}, "holding cost per {unit} carried to the next period", "$"},
         };
-        f.constraints = {"[Stock at the start is zero; demand of each period must be met from production and "
-                         "stock, with no backlogging.|Demand must be met on time from stock or current "
-                         "production.]",
-                         "[Producing in a period requires paying its setup cost, and production cannot exceed "
-                         "capacity.|A setup is needed in every period with production, which is limited by the "
-                         "capacity.]"};
-        f.objective = "[Minimize total setup, production and holding costs.|Find the cheapest production and "
-                      "inventory plan.]";
+        f.constraints = {
+            "[Stock at the start is zero; demand of each period must be met from production and "
+            "stock, with no backlogging.|There is no stock before the first period; demand must be met on time "
+            "from stock or current production.]",
+            "[Producing in a period requires paying its setup cost, and production cannot exceed "
+            "capacity.|A setup is needed in every period with production, which is limited by the "
+            "capacity.]"};
+        f.objective =
+            "[Minimize total setup, production and holding costs.|Find the cheapest production and "
+            "inventory plan.]";
         f.integrality = "[A setup either happens in a period or not.|Setups are yes/no decisions.]";
         f.decisions = "production, end-of-period stock and setups (binary) in each period";
-        f.latex = "\\begin{aligned}\n"
-                  "\\min\\;& \\sum_{t\\in T} (f_t\\,y_t + c_t\\,p_t + h\\,s_t) \\\\\n"
-                  "\\text{s.t.}\\;& s_{t-1} + p_t - s_t = d_t && \\forall t\\in T,\\ s_0 = 0 \\quad\\text{(balance)} "
-                  "\\\\\n"
-                  "& p_t \\le P_t\\,y_t && \\forall t\\in T \\quad\\text{(setup)} \\\\\n"
-                  "& p_t, s_t \\ge 0,\\ y_t \\in \\{0,1\\}\n"
-                  "\\end{aligned}";
-        f.latex_symbols = {"$T$: periods", "$d_t$, $P_t$: demand and capacity", "$f_t$, $c_t$, $h$: setup, unit "
-                           "and holding costs", "$p_t$: production; $s_t$: end stock; $y_t = 1$ if set up"};
+        f.latex =
+            "\\begin{aligned}\n"
+            "\\min\\;& \\sum_{t\\in T} (f_t\\,y_t + c_t\\,p_t + h\\,s_t) \\\\\n"
+            "\\text{s.t.}\\;& s_{t-1} + p_t - s_t = d_t && \\forall t\\in T,\\ s_0 = 0 \\quad\\text{(balance)} "
+            "\\\\\n"
+            "& p_t \\le P_t\\,y_t && \\forall t\\in T \\quad\\text{(setup)} \\\\\n"
+            "& p_t, s_t \\ge 0,\\ y_t \\in \\{0,1\\}\n"
+            "\\end{aligned}";
+        f.latex_symbols = {"$T$: periods", "$d_t$, $P_t$: demand and capacity",
+                           "$f_t$, $c_t$, $h$: setup, unit "
+                           "and holding costs",
+                           "$p_t$: production; $s_t$: end stock; $y_t = 1$ if set up"};
         f.code = R"(P = data["periods"]
 p = {t: @var(f"p_{a + 1}", 0, None, C) for a, t in enumerate(P)}
 s = {t: @var(f"s_{a + 1}", 0, None, C) for a, t in enumerate(P)}
@@ -104,9 +113,11 @@ for a, t in enumerate(P):
     @add(prev + p[t] - s[t] == data["demand"][t], f"balance_{a + 1}")
     @add(p[t] - data["capacity"][t] * y[t] <= 0, f"setup_{a + 1}")
 )";
-        f.var_docs = {{"p", {"periods"}, "production in {0}"}, {"s", {"periods"}, "stock at the end of {0}"},
+        f.var_docs = {{"p", {"periods"}, "production in {0}"},
+                      {"s", {"periods"}, "stock at the end of {0}"},
                       {"y", {"periods"}, "setup in {0}"}};
-        f.con_docs = {{"balance", {"periods"}, "inventory balance of {0}"}, {"setup", {"periods"}, "setup/capacity in {0}"}};
+        f.con_docs = {{"balance", {"periods"}, "inventory balance of {0}"},
+                      {"setup", {"periods"}, "setup/capacity in {0}"}};
         return f;
     }();
     return f;

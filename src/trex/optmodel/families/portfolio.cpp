@@ -9,17 +9,25 @@ namespace portfolio_impl {  // named, not anonymous: the families build as one u
 
 void generate(gen_context& g) {
     const int d = g.req.difficulty;
-    const int na = 3 + (d + 1) / 2 + g.r.int_in(0, 1), nt = 3 + d;
+    // 4, 5, 8 or 10 periods: the objective weight 1 / (100 T) is a short decimal
+    const int na = 3 + (d + 1) / 2 + g.r.int_in(0, 1),
+              nt = std::vector<int>{4, 5, 5, 8, 10}[(size_t)std::clamp(d, 1, 5) - 1];
     const strings A = g.names("asset", na), T = g.names("period", nt);
     std::vector<std::vector<double>> ret(nt, std::vector<double>(na));
     std::vector<double> mu(na, 0);
-    for (int a = 0; a < na; a++) {
+    for (int a = 0; a < na; a++) {  // returns in tenths of a percent whose mean is a whole tenth too
         const double base = g.r.real_in(1, 9, 1), vol = g.r.real_in(0.5, 8, 1);
+        long tenths = 0;
+        std::vector<long> r10(nt);
         for (int t = 0; t < nt; t++) {
-            ret[t][a] = std::round((base + vol * (2 * g.r.uniform() - 1)) * 10) / 10;
-            mu[a] += ret[t][a];
+            r10[t] = std::lround((base + vol * (2 * g.r.uniform() - 1)) * 10);
+            tenths += r10[t];
         }
-        mu[a] /= nt;
+        const long excess = ((tenths % nt) + nt) % nt;
+        r10[nt - 1] -= excess;
+        tenths -= excess;
+        for (int t = 0; t < nt; t++) ret[t][a] = (double)r10[t] / 10;
+        mu[a] = (double)(tenths / nt) / 10;
     }
     const double B = 1000 * g.r.int_in(10, 100), share = g.r.real_in(0.35, 0.6, 2);
     double best = 0, avg = 0;
@@ -27,8 +35,9 @@ void generate(gen_context& g) {
         best = std::max(best, v);
         avg += v / na;
     }
-    const double target = g.req.want == design::infeasible ? std::ceil(best + 1)
-                                                           : std::round((avg + (best - avg) * g.r.real_in(0.2, 0.6, 2)) * 10) / 10;
+    const double target = g.req.want == design::infeasible
+                              ? std::ceil(best + 1)
+                              : std::round((avg + (best - avg) * g.r.real_in(0.2, 0.6, 2)) * 10) / 10;
     ojson& data = g.inst.data;
     data["assets"] = list(A);
     data["periods"] = list(T);
@@ -38,20 +47,22 @@ void generate(gen_context& g) {
     data["target_return"] = num(target);
     model& m = g.inst.m;
     std::vector<int> w(na), dev(nt);
-    for (int a = 0; a < na; a++) w[a] = m.add_var(nm("w", a), var_type::continuous, 0, share * B, 0);
-    for (int t = 0; t < nt; t++) dev[t] = m.add_var(nm("dev", t), var_type::continuous, 0, inf, 1.0 / nt / 100);
+    const double cap = std::round(share * B * 100) / 100;  // the exact cents of share x budget
+    for (int a = 0; a < na; a++) w[a] = m.add_var(nm("w", a), var_type::continuous, 0, cap, 0);
+    for (int t = 0; t < nt; t++) dev[t] = m.add_var(nm("dev", t), var_type::continuous, 0, inf, 1.0 / (100.0 * nt));
     std::vector<term> bud, tgt;
     for (int a = 0; a < na; a++) {
         bud.push_back({w[a], 1});
         tgt.push_back({w[a], mu[a]});
     }
     m.add_con("budget", bud, row_sense::eq, B);
-    m.add_con("target", tgt, row_sense::ge, target * B);
+    m.add_con("target", tgt, row_sense::ge, std::round(target * B * 100) / 100);
     for (int t = 0; t < nt; t++) {
         std::vector<term> up = {{dev[t], 1}}, dn = {{dev[t], 1}};
         for (int a = 0; a < na; a++) {
-            up.push_back({w[a], -(ret[t][a] - mu[a])});
-            dn.push_back({w[a], ret[t][a] - mu[a]});
+            const double dev_ta = std::round((ret[t][a] - mu[a]) * 10) / 10;  // exact tenths, no binary noise
+            up.push_back({w[a], -dev_ta});
+            dn.push_back({w[a], dev_ta});
         }
         m.add_con(nm("devup", t), up, row_sense::ge, 0);
         m.add_con(nm("devdn", t), dn, row_sense::ge, 0);
@@ -68,18 +79,28 @@ TREX_FAMILY(portfolio) {
         f.can_infeasible = true;
         f.generate = portfolio_impl::generate;
         f.scenarios = {
-            {"finance", {{"org", "a pension fund"}, {"assets", "asset classes"}, {"asset_pool", "assets"},
-                         {"period_pool", "periods"}}},
-            {"finance", {{"org", "a family office"}, {"assets", "funds"}, {"asset_pool", "assets"},
-                         {"period_pool", "weeks"}}},
-            {"education", {{"org", "a university endowment"}, {"assets", "asset classes"},
-                           {"asset_pool", "assets"}, {"period_pool", "periods"}}},
-            {"energy", {{"org", "a utility's treasury"}, {"assets", "investment options"},
-                        {"asset_pool", "assets"}, {"period_pool", "periods"}}},
+            {"finance",
+             {{"org", "a pension fund"},
+              {"assets", "asset classes"},
+              {"asset_pool", "assets"},
+              {"period_pool", "periods"}}},
+            {"finance",
+             {{"org", "a family office"}, {"assets", "funds"}, {"asset_pool", "assets"}, {"period_pool", "weeks"}}},
+            {"education",
+             {{"org", "a university endowment"},
+              {"assets", "asset classes"},
+              {"asset_pool", "assets"},
+              {"period_pool", "periods"}}},
+            {"energy",
+             {{"org", "a utility's treasury"},
+              {"assets", "investment options"},
+              {"asset_pool", "assets"},
+              {"period_pool", "periods"}}},
         };
-        f.intro = "[{Org} invests its budget across {n_assets} {assets}; historical returns over {n_periods} periods "
-                  "serve as equally likely scenarios.|{Org} wants a low-risk allocation over {n_assets} {assets}, "
-                  "judged on {n_periods} past periods of returns.]";
+        f.intro =
+            "[{Org} invests its budget across {n_assets} {assets}; historical returns over {n_periods} periods "
+            "serve as equally likely scenarios.|{Org} wants a low-risk allocation over {n_assets} {assets}, "
+            "judged on {n_periods} past periods of returns.]";
         f.params = {
             {"assets", {}, "{assets}", "", true},
             {"periods", {}, "scenario periods", "", true},
@@ -88,21 +109,24 @@ TREX_FAMILY(portfolio) {
             {"max_share", {}, "maximum fraction of the budget in any one asset", ""},
             {"target_return", {}, "minimum expected return", "%"},
         };
-        f.constraints = {"[The whole budget is invested, with no short positions and at most the maximum fraction "
-                         "in any asset.|All money is invested; each asset gets at most the maximum share.]",
-                         "[The expected return (the average over the periods, weighted by the amounts) must reach "
-                         "the target.|The portfolio's expected return must be at least the target.]"};
-        f.objective = "[Risk is the mean absolute deviation of the portfolio's dollar return from its expectation "
-                      "across the periods; minimize it.|Minimize the mean absolute deviation (in dollars) of the "
-                      "portfolio return.]";
+        f.constraints = {
+            "[The whole budget is invested, with no short positions and at most the maximum fraction "
+            "in any asset.|All money is invested; each asset gets at most the maximum share.]",
+            "[The expected return (the average over the periods, weighted by the amounts) must reach "
+            "the target.|The portfolio's expected return must be at least the target.]"};
+        f.objective =
+            "[Risk is the mean absolute deviation of the portfolio's dollar return from its expectation "
+            "across the periods; minimize it.|Minimize the mean absolute deviation (in dollars) of the "
+            "portfolio return.]";
         f.decisions = "the dollar amount in each asset and, per period, the absolute deviation of the return";
-        f.latex = "\\begin{aligned}\n"
-                  "\\min\\;& \\frac{1}{|T|}\\sum_{t\\in T} \\frac{e_t}{100} \\\\\n"
-                  "\\text{s.t.}\\;& \\sum_{a} w_a = B \\quad\\text{(budget)},\\qquad \\sum_{a} \\mu_a w_a \\ge \\rho B "
-                  "\\quad\\text{(target)} \\\\\n"
-                  "& e_t \\ge \\pm \\sum_{a} (r_{ta} - \\mu_a) w_a && \\forall t \\quad\\text{(devup, devdn)} \\\\\n"
-                  "& 0 \\le w_a \\le s B,\\ e_t \\ge 0, \\quad \\mu_a = \\tfrac{1}{|T|}\\sum_t r_{ta}\n"
-                  "\\end{aligned}";
+        f.latex =
+            "\\begin{aligned}\n"
+            "\\min\\;& \\frac{1}{|T|}\\sum_{t\\in T} \\frac{e_t}{100} \\\\\n"
+            "\\text{s.t.}\\;& \\sum_{a} w_a = B \\quad\\text{(budget)},\\qquad \\sum_{a} \\mu_a w_a \\ge \\rho B "
+            "\\quad\\text{(target)} \\\\\n"
+            "& e_t \\ge \\pm \\sum_{a} (r_{ta} - \\mu_a) w_a && \\forall t \\quad\\text{(devup, devdn)} \\\\\n"
+            "& 0 \\le w_a \\le s B,\\ e_t \\ge 0, \\quad \\mu_a = \\tfrac{1}{|T|}\\sum_t r_{ta}\n"
+            "\\end{aligned}";
         f.latex_symbols = {"$A$: {assets}; $T$: periods", "$r_{ta}$: return (%); $\\mu_a$: mean return",
                            "$B$: budget; $s$: max share; $\\rho$: target (%)",
                            "$w_a$: amount in $a$; $e_t$: absolute deviation in period $t$ (in %·$)"};
@@ -121,7 +145,8 @@ for k, t in enumerate(T):
     @add(e[t] + @sum((r[t][a] - mu[a]) * w[a] for a in A) >= 0, f"devdn_{k + 1}")
 )";
         f.var_docs = {{"w", {"assets"}, "amount in {0}"}, {"dev", {"periods"}, "deviation in {0}"}};
-        f.con_docs = {{"budget", {}, "budget"}, {"target", {}, "return target"},
+        f.con_docs = {{"budget", {}, "budget"},
+                      {"target", {}, "return target"},
                       {"devup", {"periods"}, "deviation bound (up) in {0}"},
                       {"devdn", {"periods"}, "deviation bound (down) in {0}"}};
         return f;

@@ -75,40 +75,67 @@ TREX_FAMILY(product_mix) {
         f.can_unbounded = true;
         f.generate = product_mix_impl::generate;
         f.scenarios = {
-            {"production", {{"org", "a furniture workshop"}, {"products", "products"}, {"unit", "units"},
-                            {"product_pool", "furniture"}, {"resource_pool", "resources"}}},
-            {"retail", {{"org", "a craft brewery"}, {"products", "beers"}, {"unit", "barrels"},
-                        {"product_pool", "products"}, {"resource_pool", "resources"}}},
-            {"energy", {{"org", "a refinery"}, {"products", "fuel grades"}, {"unit", "thousand barrels"},
-                        {"product_pool", "products"}, {"resource_pool", "resources"}}},
-            {"generic", {{"org", "a company"}, {"products", "products"}, {"unit", "units"},
-                         {"product_pool", "products"}, {"resource_pool", "resources"}}},
-            {"education", {{"org", "a university print shop"}, {"products", "print products"}, {"unit", "batches"},
-                           {"product_pool", "products"}, {"resource_pool", "resources"}}},
+            {"production",
+             {{"org", "a furniture workshop"},
+              {"products", "products"},
+              {"unit", "units"},
+              {"product_pool", "furniture"},
+              {"resource_pool", "resources"}}},
+            {"retail",
+             {{"org", "a craft brewery"},
+              {"products", "beers"},
+              {"unit", "barrels"},
+              {"product_pool", "products"},
+              {"resource_pool", "resources"}}},
+            {"energy",
+             {{"org", "a refinery"},
+              {"products", "fuel grades"},
+              {"unit", "thousand barrels"},
+              {"product_pool", "products"},
+              {"resource_pool", "resources"}}},
+            {"generic",
+             {{"org", "a company"},
+              {"products", "products"},
+              {"unit", "units"},
+              {"product_pool", "products"},
+              {"resource_pool", "resources"}}},
+            {"education",
+             {{"org", "a university print shop"},
+              {"products", "print products"},
+              {"unit", "batches"},
+              {"product_pool", "products"},
+              {"resource_pool", "resources"}}},
         };
-        f.intro = "[{Org} makes {n_products} {products} from {n_resources} limited resources.|{Org} must decide "
-                  "how much of each of its {n_products} {products} to produce this week.]";
+        f.intro =
+            "[{Org} makes {n_products} {products} from {n_resources} limited resources.|{Org} must decide "
+            "how much of each of its {n_products} {products} to produce this week.]";
         f.params = {
             {"products", {}, "{products}", "", true},
             {"resources", {}, "resources", "", true},
             {"profit", {"products"}, "profit", "$ per {unit}"},
             {"available", {"resources"}, "amount available", ""},
             {"usage", {"resources", "products"}, "resource use per {unit}", ""},
-            {"max_sales", {"products"}, "maximum sales (products not listed have no limit)", "{unit}"},
-            {"min_delivery", {"products"}, "committed minimum production (products not listed have none)",
-             "{unit}"},
+            {"max_sales", {"products"}, "maximum sales", "{unit}", false, "{have} no sales limit"},
+            {"min_delivery",
+             {"products"},
+             "committed minimum production",
+             "{unit}",
+             false,
+             "[{have} no delivery commitment|{have} no committed minimum]"},
         };
-        f.constraints = {"[Resource use may not exceed availability.|Each resource is limited to the amount "
-                         "available.]",
-                         "[Production of a product may not exceed its maximum sales, where one is given, and must "
-                         "reach any committed minimum.|Respect the market limits and the delivery commitments.]"};
+        f.constraints = {
+            "[Resource use may not exceed availability.|Each resource is limited to the amount "
+            "available.]",
+            "[Production of a product may not exceed its maximum sales, where one is given, and must "
+            "reach any committed minimum.|Respect the market limits and the delivery commitments.]"};
         f.objective = "[Maximize total profit.|Find the production plan with the highest profit.]";
         f.decisions = "how much of each product to make (fractional amounts allowed)";
-        f.latex = "\\begin{aligned}\n"
-                  "\\max\\;& \\sum_{j\\in P} p_j\\,x_j \\\\\n"
-                  "\\text{s.t.}\\;& \\sum_{j\\in P} a_{rj}\\,x_j \\le b_r && \\forall r\\in R \\quad\\text{(res)} \\\\\n"
-                  "& l_j \\le x_j \\le u_j && \\forall j\\in P\n"
-                  "\\end{aligned}";
+        f.latex =
+            "\\begin{aligned}\n"
+            "\\max\\;& \\sum_{j\\in P} p_j\\,x_j \\\\\n"
+            "\\text{s.t.}\\;& \\sum_{j\\in P} a_{rj}\\,x_j \\le b_r && \\forall r\\in R \\quad\\text{(res)} \\\\\n"
+            "& l_j \\le x_j \\le u_j && \\forall j\\in P\n"
+            "\\end{aligned}";
         f.latex_symbols = {"$P$: {products}; $R$: resources", "$p_j$: profit; $a_{rj}$: usage; $b_r$: available",
                            "$u_j$: maximum sales ($\\infty$ if none); $l_j$: committed minimum (0 if none)",
                            "$x_j$: amount of $j$ produced"};

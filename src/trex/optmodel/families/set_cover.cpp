@@ -1,5 +1,6 @@
 // Set cover: choose candidate sites (cost c_s) so every zone is covered by at least one chosen site; minimum cost.
-// MILP. Infeasible design: one zone is covered by no site.
+// Every zone has two candidate sites at least (a zone with one would force it). MILP. Infeasible design: one zone
+// is covered by no site.
 #include "trex/optmodel/families/common.hpp"
 
 namespace trex::optmodel::families {
@@ -15,11 +16,29 @@ void generate(gen_context& g) {
     std::vector<std::vector<double>> cov(ns, std::vector<double>(nz, 0));
     for (int s = 0; s < ns; s++)
         for (int z = 0; z < nz; z++) cov[s][z] = g.r.chance(0.3) ? 1 : 0;
-    for (int z = 0; z < nz; z++) {  // every zone covered at least once
-        bool any = false;
-        for (int s = 0; s < ns; s++) any = any || cov[s][z] > 0;
-        if (!any) cov[g.r.int_in(0, ns - 1)][z] = 1;
+    for (int z = 0; z < nz; z++) {  // every zone covered by two sites at least: no row forces a site
+        int n = 0;
+        for (int s = 0; s < ns; s++) n += cov[s][z] > 0;
+        while (n < 2) {
+            const int s = g.r.int_in(0, ns - 1);
+            if (cov[s][z] > 0) continue;
+            cov[s][z] = 1;
+            n++;
+        }
     }
+    auto column = [&](int z) {
+        std::vector<double> c(ns);
+        for (int s = 0; s < ns; s++) c[s] = cov[s][z];
+        return c;
+    };
+    for (int z = 1; z < nz; z++)  // no two zones with the same candidate sites (a repeated row)
+        for (int tries = 0; tries < 4 * ns; tries++) {
+            bool repeated = false;
+            for (int y = 0; y < z && !repeated; y++) repeated = column(y) == column(z);
+            if (!repeated) break;
+            const int s = g.r.int_in(0, ns - 1);
+            cov[s][z] = 1;  // one more candidate (never fewer: a zone keeps its two at least)
+        }
     if (g.req.want == design::infeasible) {
         const int z = g.r.int_in(0, nz - 1);
         for (int s = 0; s < ns; s++) cov[s][z] = 0;
@@ -51,37 +70,66 @@ TREX_FAMILY(set_cover) {
         f.can_infeasible = true;
         f.generate = set_cover_impl::generate;
         f.scenarios = {
-            {"healthcare", {{"org", "a city's emergency services"}, {"site", "candidate ambulance station"},
-                            {"sites", "candidate ambulance stations"}, {"zone", "neighbourhood"},
-                            {"zones", "neighbourhoods"}, {"site_pool", "sites"}, {"zone_pool", "cities"}}},
-            {"energy", {{"org", "a telecom operator"}, {"site", "candidate tower location"},
-                        {"sites", "candidate tower locations"}, {"zone", "village"}, {"zones", "villages"},
-                        {"site_pool", "sites"}, {"zone_pool", "cities"}}},
-            {"environment", {{"org", "a wildfire agency"}, {"site", "candidate lookout"},
-                             {"sites", "candidate lookouts"}, {"zone", "forest sector"},
-                             {"zones", "forest sectors"}, {"site_pool", "regions"}, {"zone_pool", "nodes"}}},
-            {"education", {{"org", "a tutoring network"}, {"site", "candidate tutor"}, {"sites", "candidate tutors"},
-                           {"zone", "subject"}, {"zones", "subjects"}, {"site_pool", "workers"},
-                           {"zone_pool", "courses"}}},
+            {"healthcare",
+             {{"org", "a city's emergency services"},
+              {"site", "candidate ambulance station"},
+              {"sites", "candidate ambulance stations"},
+              {"zone", "neighbourhood"},
+              {"zones", "neighbourhoods"},
+              {"site_pool", "sites"},
+              {"zone_pool", "cities"}}},
+            {"energy",
+             {{"org", "a telecom operator"},
+              {"site", "candidate tower location"},
+              {"sites", "candidate tower locations"},
+              {"zone", "village"},
+              {"zones", "villages"},
+              {"site_pool", "sites"},
+              {"zone_pool", "cities"}}},
+            {"environment",
+             {{"org", "a wildfire agency"},
+              {"site", "candidate lookout"},
+              {"sites", "candidate lookouts"},
+              {"zone", "forest sector"},
+              {"zones", "forest sectors"},
+              {"site_pool", "regions"},
+              {"zone_pool", "nodes"}}},
+            {"education",
+             {{"org", "a tutoring network"},
+              {"site", "candidate tutor"},
+              {"sites", "candidate tutors"},
+              {"zone", "subject"},
+              {"zones", "subjects"},
+              {"site_pool", "workers"},
+              {"zone_pool", "courses"}}},
         };
-        f.intro = "[{Org} wants to cover {n_zones} {zones} using some of {n_sites} {sites}.|{Org} is selecting "
-                  "among {n_sites} {sites} so that all {n_zones} {zones} are covered.]";
+        f.intro =
+            "[{Org} wants to cover {n_zones} {zones} using some of {n_sites} {sites}.|{Org} is selecting "
+            "among {n_sites} {sites} so that all {n_zones} {zones} are covered.]";
         f.params = {
             {"sites", {}, "{sites}", "", true},
             {"zones", {}, "{zones}", "", true},
-            {"cost", {"sites"}, "cost", "$ thousand"},
-            {"covers", {"sites", "zones"}, "coverage indicator (1 if the {site} covers the {zone}, else 0)", ""},
+            {"cost", {"sites"}, "cost", "thousand dollars"},
+            {"covers",
+             {"sites", "zones"},
+             "coverage indicator (1 if the {site} covers the {zone}, else 0)",
+             "",
+             false,
+             "",
+             "[{row} covers {cols}.|{row} would cover {cols}.|Choosing {row} covers {cols}.]"},
         };
-        f.constraints = {"[Every {zone} must be covered by at least one selected {site}.|No {zone} may be left "
-                         "uncovered.]"};
+        f.constraints = {
+            "[Every {zone} must be covered by at least one selected {site}.|No {zone} may be left "
+            "uncovered.]"};
         f.objective = "[Minimize the total cost of the selected {sites}.|Find the cheapest selection.]";
         f.integrality = "[Each {site} is either selected or not.|Selections are yes/no decisions.]";
         f.decisions = "which {sites} to select (binary)";
-        f.latex = "\\begin{aligned}\n"
-                  "\\min\\;& \\sum_{s\\in S} c_s\\,y_s \\\\\n"
-                  "\\text{s.t.}\\;& \\sum_{s\\in S} a_{sz}\\,y_s \\ge 1 && \\forall z\\in Z \\quad\\text{(cover)} \\\\\n"
-                  "& y_s \\in \\{0,1\\}\n"
-                  "\\end{aligned}";
+        f.latex =
+            "\\begin{aligned}\n"
+            "\\min\\;& \\sum_{s\\in S} c_s\\,y_s \\\\\n"
+            "\\text{s.t.}\\;& \\sum_{s\\in S} a_{sz}\\,y_s \\ge 1 && \\forall z\\in Z \\quad\\text{(cover)} \\\\\n"
+            "& y_s \\in \\{0,1\\}\n"
+            "\\end{aligned}";
         f.latex_symbols = {"$S$: {sites}; $Z$: {zones}", "$c_s$: cost; $a_{sz} = 1$ if $s$ covers $z$",
                            "$y_s = 1$ if $s$ is selected"};
         f.code = R"(S = data["sites"]

@@ -12,8 +12,8 @@ namespace trex::optmodel {
 class rng {
    public:
     rng(uint64_t seed, uint64_t stream) : seed_(seed), stream_(stream) {}
-    double uniform();                              // (0, 1)
-    int int_in(int lo, int hi);                    // uniform integer in [lo, hi]
+    double uniform();                                    // (0, 1)
+    int int_in(int lo, int hi);                          // uniform integer in [lo, hi]
     double real_in(double lo, double hi, int decimals);  // uniform, rounded to `decimals` places
     bool chance(double p);
     template <typename T>
@@ -32,8 +32,13 @@ using vocab = std::map<std::string, std::string>;
 // Expands a template:
 //   {key}    -> vocab[key]; {Key} (first letter upper case, key absent as spelled) -> vocab[key] capitalised
 //   [a|b|c]  -> one alternative, chosen by r (alternatives may contain {keys} and nested [..|..])
-// Unknown keys are left as "{key}" so tests can detect them.
+// Unknown keys are left as "{key}" so tests can detect them. The result is tidy_words'.
 std::string expand(const std::string& tmpl, const vocab& v, rng& r);
+
+// English agreement that template joins break: the article before a word ("a analyzer" -> "an analyzer", "an
+// pallet" -> "a pallet"; "unit", "one", "hour" and their kind read as they sound) and the unit after "per" ("$ per
+// liters" -> "$ per liter", "per batches" -> "per batch"; "per thousand barrels" stays).
+std::string tidy_words(const std::string& text);
 
 std::string capitalise(std::string s);
 // "a, b and c"

@@ -10,7 +10,9 @@ namespace trex::optmodel {
 
 namespace {
 
-std::string py_number(double x) { return format_number(x); }
+std::string py_number(double x) {
+    return format_number(x);
+}
 
 // "3 * v['x_1'] - v['x_2']" over (coef, var index) pairs.
 std::string py_linear(const std::vector<std::pair<double, int>>& terms, const std::vector<std::string>& names,
@@ -19,8 +21,10 @@ std::string py_linear(const std::vector<std::pair<double, int>>& terms, const st
     std::string out;
     for (size_t k = 0; k < terms.size(); k++) {
         auto [a, j] = terms[k];
-        if (k == 0) out += a < 0 ? "-" : "";
-        else out += a < 0 ? " - " : " + ";
+        if (k == 0)
+            out += a < 0 ? "-" : "";
+        else
+            out += a < 0 ? " - " : " + ";
         if (k > 0 && k % 8 == 0) out += "\n    ";
         if (std::fabs(a) != 1.0) out += py_number(std::fabs(a)) + " * ";
         out += fmt::format("v[\"{}\"]", names[j]);
@@ -38,7 +42,7 @@ std::string write_pulp(const model& m) {
     out += "v = {}\n";
     for (size_t j = 0; j < m.vars.size(); j++) {
         const variable& v = m.vars[j];
-        const char* cat = v.type == var_type::binary ? "pulp.LpBinary"
+        const char* cat = v.type == var_type::binary    ? "pulp.LpBinary"
                           : v.type == var_type::integer ? "pulp.LpInteger"
                                                         : "pulp.LpContinuous";
         std::string lb = v.lb == -inf ? "None" : py_number(v.lb);
@@ -57,13 +61,30 @@ std::string write_pulp(const model& m) {
         std::vector<std::pair<double, int>> t;
         for (const term& x : c.terms) t.push_back({x.coef, x.var});
         const char* rel = c.sense == row_sense::le ? "<=" : c.sense == row_sense::ge ? ">=" : "==";
-        out += fmt::format("prob += {} {} {}, \"{}\"\n", py_linear(t, names.vars, "pulp.lpSum"), rel,
-                           py_number(c.rhs), names.cons[i]);
+        out += fmt::format("prob += {} {} {}, \"{}\"\n", py_linear(t, names.vars, "pulp.lpSum"), rel, py_number(c.rhs),
+                           names.cons[i]);
     }
-    out += "\nprob.solve(pulp.PULP_CBC_CMD(msg=False))\n";
-    out += "print(\"Status:\", pulp.LpStatus[prob.status])\n";
+    return out + pulp_epilogue(false);
+}
+
+std::string pulp_epilogue(bool values) {
+    std::string out = "\nprob.solve(pulp.PULP_CBC_CMD(msg=False))\n";
+    out += "status = pulp.LpStatus[prob.status]\n";
+    out +=
+        "if status == \"Infeasible\":  # CBC may call an unbounded problem infeasible: are the constraints alone "
+        "met?\n";
+    out += "    feas = prob.deepcopy()\n";
+    out += "    feas.setObjective(pulp.LpAffineExpression())\n";
+    out += "    if feas.solve(pulp.PULP_CBC_CMD(msg=False)) == pulp.LpStatusOptimal:\n";
+    out += "        status = \"Unbounded\"\n";
+    out += "print(\"Status:\", status)\n";
     out += "if prob.status == pulp.LpStatusOptimal:\n";
     out += "    print(\"Optimal objective:\", pulp.value(prob.objective))\n";
+    if (values) {
+        out += "    for v in prob.variables():\n";
+        out += "        if v.varValue is not None and abs(v.varValue) > 1e-9:\n";
+        out += "            print(v.name, \"=\", v.varValue)\n";
+    }
     return out;
 }
 
@@ -73,13 +94,13 @@ std::string write_gurobipy(const model& m) {
     out += "m = gp.Model(\"model\")\nm.Params.OutputFlag = 0\nv = {}\n";
     for (size_t j = 0; j < m.vars.size(); j++) {
         const variable& v = m.vars[j];
-        const char* vt = v.type == var_type::binary ? "GRB.BINARY"
+        const char* vt = v.type == var_type::binary    ? "GRB.BINARY"
                          : v.type == var_type::integer ? "GRB.INTEGER"
                                                        : "GRB.CONTINUOUS";
         std::string lb = v.lb == -inf ? "-GRB.INFINITY" : py_number(v.lb);
         std::string ub = v.ub == inf ? "GRB.INFINITY" : py_number(v.ub);
-        out += fmt::format("v[\"{0}\"] = m.addVar(lb={1}, ub={2}, vtype={3}, name=\"{0}\")\n", names.vars[j], lb, ub,
-                           vt);
+        out +=
+            fmt::format("v[\"{0}\"] = m.addVar(lb={1}, ub={2}, vtype={3}, name=\"{0}\")\n", names.vars[j], lb, ub, vt);
     }
     std::vector<std::pair<double, int>> obj;
     for (size_t j = 0; j < m.vars.size(); j++)

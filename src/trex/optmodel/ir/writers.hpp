@@ -15,6 +15,11 @@ std::string write_latex(const model& m);     // LaTeX align* block; read back by
 std::string write_pulp(const model& m);      // Python script: PuLP (bundled CBC), prints status and objective
 std::string write_gurobipy(const model& m);  // Python script: gurobipy, prints status and objective
 
+// The end of a PuLP script whose problem is `prob`: solve with CBC and print the status and objective (and the
+// nonzero values when `values`). CBC can report an unbounded LP as infeasible (a product no constraint limits,
+// others bounded): an "Infeasible" answer is checked by solving a zero-objective copy, feasible means unbounded.
+std::string pulp_epilogue(bool values);
+
 // What the Python scripts print (one line each), parsed by the re-execution check:
 //   "Status: Optimal" | "Status: Infeasible" | "Status: Unbounded" | "Status: <other>"
 //   "Optimal objective: <value>"            (only when optimal)

@@ -1,10 +1,13 @@
 #include "trex/optmodel/render/code.hpp"
 
 #include "trex/base/error.hpp"
+#include "trex/optmodel/ir/writers.hpp"
 
 namespace trex::optmodel {
 
-const char* dialect_name(dialect d) { return d == dialect::pulp ? "pulp" : "gurobipy"; }
+const char* dialect_name(dialect d) {
+    return d == dialect::pulp ? "pulp" : "gurobipy";
+}
 
 namespace {
 
@@ -73,8 +76,10 @@ std::string expand_code_forms(const std::string& t, dialect d, obj_sense sense) 
             TREX_CHECK(k == "C" || k == "I" || k == "B", "code template: @var kind must be C, I or B");
             if (pulp) {
                 const char* cat = k == "C" ? "pulp.LpContinuous" : k == "I" ? "pulp.LpInteger" : "pulp.LpBinary";
-                if (k == "B") out += fmt::format("pulp.LpVariable({}, cat={})", a[0], cat);
-                else out += fmt::format("pulp.LpVariable({}, lowBound={}, upBound={}, cat={})", a[0], a[1], a[2], cat);
+                if (k == "B")
+                    out += fmt::format("pulp.LpVariable({}, cat={})", a[0], cat);
+                else
+                    out += fmt::format("pulp.LpVariable({}, lowBound={}, upBound={}, cat={})", a[0], a[1], a[2], cat);
             } else {
                 const char* vt = k == "C" ? "GRB.CONTINUOUS" : k == "I" ? "GRB.INTEGER" : "GRB.BINARY";
                 if (k == "B") {
@@ -87,12 +92,15 @@ std::string expand_code_forms(const std::string& t, dialect d, obj_sense sense) 
             }
         } else if (form == "add") {
             TREX_CHECK(a.size() == 2, "code template: @add takes 2 arguments");
-            out += pulp ? fmt::format("prob += {}, {}", a[0], a[1]) : fmt::format("m.addConstr({}, name={})", a[0], a[1]);
+            out +=
+                pulp ? fmt::format("prob += {}, {}", a[0], a[1]) : fmt::format("m.addConstr({}, name={})", a[0], a[1]);
         } else if (form == "obj") {
             TREX_CHECK(a.size() == 1, "code template: @obj takes one argument");
-            if (pulp) out += "prob += " + a[0];
-            else out += fmt::format("m.setObjective({}, {})", a[0],
-                                    sense == obj_sense::minimize ? "GRB.MINIMIZE" : "GRB.MAXIMIZE");
+            if (pulp)
+                out += "prob += " + a[0];
+            else
+                out += fmt::format("m.setObjective({}, {})", a[0],
+                                   sense == obj_sense::minimize ? "GRB.MINIMIZE" : "GRB.MAXIMIZE");
         } else {
             throw_error(fmt::format("code template: unknown form '@{}'", form));
         }
@@ -122,13 +130,7 @@ std::string render_code(const family& f, const instance& inst, dialect d, bool d
     out += expand_code_forms(f.code, d, inst.m.sense);
     if (!out.empty() && out.back() != '\n') out += '\n';
     if (pulp) {
-        out += "\nprob.solve(pulp.PULP_CBC_CMD(msg=False))\n";
-        out += "print(\"Status:\", pulp.LpStatus[prob.status])\n";
-        out += "if prob.status == pulp.LpStatusOptimal:\n";
-        out += "    print(\"Optimal objective:\", pulp.value(prob.objective))\n";
-        out += "    for v in prob.variables():\n";
-        out += "        if v.varValue is not None and abs(v.varValue) > 1e-9:\n";
-        out += "            print(v.name, \"=\", v.varValue)\n";
+        out += pulp_epilogue(true);
     } else {
         out += "\nm.optimize()\n";
         out += "names = {GRB.OPTIMAL: \"Optimal\", GRB.INFEASIBLE: \"Infeasible\", GRB.UNBOUNDED: \"Unbounded\",\n";

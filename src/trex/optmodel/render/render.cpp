@@ -12,27 +12,35 @@
 #include "trex/optmodel/ir/format.hpp"
 #include "trex/optmodel/ir/glpk_io.hpp"
 #include "trex/optmodel/ir/latex.hpp"
-#include "trex/optmodel/solvers/python_runner.hpp"
 #include "trex/optmodel/ir/writers.hpp"
+#include "trex/optmodel/solvers/python_runner.hpp"
 
 namespace trex::optmodel {
 
 const char* representation_name(representation r) {
     switch (r) {
-        case representation::dp: return "DP";
-        case representation::dt: return "DT";
-        case representation::dps: return "DPS";
+        case representation::dp:
+            return "DP";
+        case representation::dt:
+            return "DT";
+        case representation::dps:
+            return "DPS";
     }
     return "?";
 }
 
 const char* task_name(task t) {
     switch (t) {
-        case task::formulation: return "formulation";
-        case task::formulation_code: return "formulation_code";
-        case task::code: return "code";
-        case task::lp_file: return "lp_file";
-        case task::benchmark: return "benchmark";
+        case task::formulation:
+            return "formulation";
+        case task::formulation_code:
+            return "formulation_code";
+        case task::code:
+            return "code";
+        case task::lp_file:
+            return "lp_file";
+        case task::benchmark:
+            return "benchmark";
     }
     return "?";
 }
@@ -82,11 +90,41 @@ struct doc_text {
     std::string desc, unit;
 };
 
-doc_text doc_words(const param_doc& p, const vocab& v, rng& r) { return {expand(p.desc, v, r), expand(p.unit, v, r)}; }
+doc_text doc_words(const param_doc& p, const vocab& v, rng& r) {
+    return {expand(p.desc, v, r), expand(p.unit, v, r)};
+}
+
+// The members of a 1-D parameter's set that it has no value for, said with the parameter's `absent` rule:
+// "Beer C and Beer D have no sales limit." ("" when every member has a value or the rule is empty).
+std::string absent_sentence(const param_doc& p, const ojson& data, const vocab& v, rng& r) {
+    if (p.absent.empty() || p.index.size() != 1) return "";
+    std::vector<std::string> missing;
+    const ojson& map = data.at(p.key);
+    for (const auto& mem : data.at(p.index[0]))
+        if (!map.contains(mem.get<std::string>())) missing.push_back(mem.get<std::string>());
+    if (missing.empty()) return "";
+    vocab w = v;
+    w["have"] = missing.size() == 1 ? "has" : "have";
+    return join_and(missing) + " " + expand(p.absent, w, r) + ".";
+}
+
+// The absent_sentence of every parameter of a group, joined.
+std::string absent_sentences(const std::vector<const param_doc*>& group, const ojson& data, const vocab& v, rng& r) {
+    std::string out;
+    for (const auto* q : group) {
+        const std::string s = absent_sentence(*q, data, v, r);
+        if (!s.empty()) out += (out.empty() ? "" : " ") + s;
+    }
+    return out;
+}
+
+std::string then(const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + " " + b;
+}
 
 // DP: the data of one parameter (or a group of 1-D parameters over the same set) in sentences.
-std::string prose_param(const family& f, const std::vector<const param_doc*>& group, const ojson& data,
-                        const vocab& v, rng& r) {
+std::string prose_param(const family& f, const std::vector<const param_doc*>& group, const ojson& data, const vocab& v,
+                        rng& r) {
     const param_doc& p = *group[0];
     std::string out;
     if (p.is_set) {
@@ -113,14 +151,15 @@ std::string prose_param(const family& f, const std::vector<const param_doc*>& gr
             for (size_t k = 0; k < group.size(); k++) {
                 const ojson& map = data.at(group[k]->key);
                 if (!map.contains(m)) continue;
-                parts.push_back(style == 0 ? ds[k].desc + " " + with_unit(value_text(map.at(m)), ds[k].unit)
-                                           : "the " + ds[k].desc + " is " + with_unit(value_text(map.at(m)), ds[k].unit));
+                parts.push_back(style == 0
+                                    ? ds[k].desc + " " + with_unit(value_text(map.at(m)), ds[k].unit)
+                                    : "the " + ds[k].desc + " is " + with_unit(value_text(map.at(m)), ds[k].unit));
             }
             if (parts.empty()) continue;
-            out += (out.empty() ? "" : " ") + (style == 0 ? m + ": " + join_and(parts) + "."
-                                                          : "For " + m + ", " + join_and(parts) + ".");
+            out += (out.empty() ? "" : " ") +
+                   (style == 0 ? m + ": " + join_and(parts) + "." : "For " + m + ", " + join_and(parts) + ".");
         }
-        return out;
+        return then(out, absent_sentences(group, data, v, r));
     }
     if (p.index.size() == 1) {
         doc_text d = doc_words(p, v, r);
@@ -128,8 +167,23 @@ std::string prose_param(const family& f, const std::vector<const param_doc*>& gr
         std::vector<std::string> parts;
         for (auto it = map.begin(); it != map.end(); ++it)
             parts.push_back(with_unit(value_text(it.value()), d.unit) + " for " + it.key());
-        if (parts.empty()) return "";
-        return expand("[The " + d.desc + " is|" + capitalise(d.desc) + ":] ", v, r) + join_and(parts) + ".";
+        const std::string absent = absent_sentence(p, data, v, r);
+        if (parts.empty()) return absent;
+        return then(expand("[The " + d.desc + " is|" + capitalise(d.desc) + ":] ", v, r) + join_and(parts) + ".",
+                    absent);
+    }
+    if (!p.relation.empty()) {  // a 0/1 relation: "Site 9 covers Riverton and Ashland."
+        for (auto it = data.at(p.key).begin(); it != data.at(p.key).end(); ++it) {
+            std::vector<std::string> cols;
+            for (auto jt = it.value().begin(); jt != it.value().end(); ++jt)
+                if (as_double(jt.value()) != 0) cols.push_back(jt.key());
+            if (cols.empty()) continue;
+            vocab w = v;
+            w["row"] = it.key();
+            w["cols"] = join_and(cols);
+            out += (out.empty() ? "" : " ") + expand(p.relation, w, r);
+        }
+        return out;
     }
     // two indices: one sentence per row
     doc_text d = doc_words(p, v, r);
@@ -140,8 +194,10 @@ std::string prose_param(const family& f, const std::vector<const param_doc*>& gr
         for (auto jt = it.value().begin(); jt != it.value().end(); ++jt)
             parts.push_back(value_text(jt.value()) + " for " + jt.key());
         out += (out.empty() ? "" : " ");
-        if (style == 0) out += "For " + it.key() + ", the " + d.desc + " is " + join_and(parts);
-        else out += capitalise(d.desc) + " (" + it.key() + "): " + join_and(parts);
+        if (style == 0)
+            out += "For " + it.key() + ", the " + d.desc + " is " + join_and(parts);
+        else
+            out += capitalise(d.desc) + " (" + it.key() + "): " + join_and(parts);
         out += d.unit.empty() ? "." : " (" + d.unit + ").";
     }
     return out;
@@ -181,7 +237,8 @@ std::string table_param(const std::vector<const param_doc*>& group, const ojson&
             }
             if (any) out += row + "\n";
         }
-        return out;
+        const std::string absent = absent_sentences(group, data, v, r);
+        return absent.empty() ? out : out + "\n" + absent + "\n";
     }
     // two indices: a matrix
     doc_text d = doc_words(p, v, r);
@@ -214,7 +271,14 @@ std::string schema_line(const param_doc& p, const vocab& v, rng& r) {
     const std::string unit = d.unit.empty() ? "" : " (" + d.unit + ")";
     if (p.is_set) return "- `" + p.key + "`: list of the " + d.desc + " (names)";
     if (p.index.empty()) return "- `" + p.key + "`: the " + d.desc + unit;
-    if (p.index.size() == 1) return "- `" + p.key + "`: object mapping each name in `" + p.index[0] + "` to its " + d.desc + unit;
+    if (p.index.size() == 1 && !p.absent.empty()) {
+        vocab w = v;
+        w["have"] = "has";
+        return "- `" + p.key + "`: object mapping names in `" + p.index[0] + "` to their " + d.desc + unit +
+               "; a name missing from it " + expand(p.absent, w, r);
+    }
+    if (p.index.size() == 1)
+        return "- `" + p.key + "`: object mapping each name in `" + p.index[0] + "` to its " + d.desc + unit;
     return "- `" + p.key + "`: object mapping each name in `" + p.index[0] + "` to an object mapping each name in `" +
            p.index[1] + "` to the " + d.desc + unit;
 }
@@ -238,11 +302,16 @@ std::vector<std::vector<const param_doc*>> groups(const family& f, const instanc
 
 std::string sentences(const std::vector<std::string>& tmpls, const vocab& v, rng& r) {
     std::string out;
-    for (const auto& t : tmpls) out += (out.empty() ? "" : " ") + expand(t, v, r);
+    for (const auto& t : tmpls) {
+        if (!out.empty()) out += ' ';
+        out += expand(t, v, r);
+    }
     return out;
 }
 
-std::string lib_name(dialect d) { return d == dialect::pulp ? "PuLP" : "gurobipy"; }
+std::string lib_name(dialect d) {
+    return d == dialect::pulp ? "PuLP" : "gurobipy";
+}
 
 }  // namespace
 
@@ -277,9 +346,10 @@ std::string render_problem(const family& f, const instance& in, representation r
             if (!g[0]->is_set && !g[0]->index.empty()) out += table_param(g, in.data, v, r) + "\n";
         if (!scalars.empty()) out += "| Parameter | Value |\n|---|---|\n" + scalars + "\n";
     } else {
-        out += expand("[The data are provided in the JSON file `data.json` with the following keys:|All data come in "
-                      "a file `data.json`; its keys are:]",
-                      v, r) +
+        out += expand(
+                   "[The data are provided in the JSON file `data.json` with the following keys:|All data come in "
+                   "a file `data.json`; its keys are:]",
+                   v, r) +
                "\n";
         for (const auto& p : f.params)
             if (in.data.contains(p.key)) out += schema_line(p, v, r) + "\n";
@@ -292,8 +362,7 @@ std::string render_problem(const family& f, const instance& in, representation r
     return out;
 }
 
-std::string render_question(const family& f, const instance& in, representation rep, task t, dialect d,
-                            uint64_t seed) {
+std::string render_question(const family& f, const instance& in, representation rep, task t, dialect d, uint64_t seed) {
     const bool code_task = t == task::code || t == task::formulation_code;
     std::string q = render_problem(f, in, rep, rep == representation::dps && !code_task && t != task::benchmark, seed);
     rng r(seed, hash_name("request"));
@@ -301,28 +370,32 @@ std::string render_question(const family& f, const instance& in, representation 
     q += "\n";
     switch (t) {
         case task::formulation:
-            q += expand("[Formulate this as a mathematical optimization model and report the optimal objective value.|"
-                        "Write the mathematical model (decision variables, objective, constraints) and give the "
-                        "optimal value of the objective.]",
-                        v, r);
+            q += expand(
+                "[Formulate this as a mathematical optimization model and report the optimal objective value.|"
+                "Write the mathematical model (decision variables, objective, constraints) and give the "
+                "optimal value of the objective.]",
+                v, r);
             q += " If there is no optimal solution, say whether the problem is infeasible or unbounded.";
             break;
         case task::formulation_code:
-            q += expand("[Formulate a mathematical model, then write a Python program using {lib} that solves it and "
-                        "prints the optimal objective value.|Give the mathematical formulation and {lib} code that "
-                        "solves it and prints the optimal objective value.]",
-                        v, r);
+            q += expand(
+                "[Formulate a mathematical model, then write a Python program using {lib} that solves it and "
+                "prints the optimal objective value.|Give the mathematical formulation and {lib} code that "
+                "solves it and prints the optimal objective value.]",
+                v, r);
             break;
         case task::code:
-            q += expand("[Write a Python program using {lib} that solves this problem and prints the optimal "
-                        "objective value.|Solve this with a {lib} program that prints the optimal objective value.]",
-                        v, r);
+            q += expand(
+                "[Write a Python program using {lib} that solves this problem and prints the optimal "
+                "objective value.|Solve this with a {lib} program that prints the optimal objective value.]",
+                v, r);
             break;
         case task::lp_file:
-            q += expand("[Write the complete model as a CPLEX LP file (.lp) that a solver can read. Do not solve it.|"
-                        "Produce an LP-format (.lp) model file for this problem, ready for a solver; no solving is "
-                        "needed.]",
-                        v, r);
+            q += expand(
+                "[Write the complete model as a CPLEX LP file (.lp) that a solver can read. Do not solve it.|"
+                "Produce an LP-format (.lp) model file for this problem, ready for a solver; no solving is "
+                "needed.]",
+                v, r);
             break;
         case task::benchmark:
             q += expand("[What is the optimal objective value?|Find the optimal value of the objective.]", v, r);
@@ -449,7 +522,7 @@ reexec_result reexec_answer(const std::string& answer, task t, representation re
             compare(s.status, s.objective, "explicit model");
             if (res.ok) {  // the stated value too
                 const std::string want = "**" + label_text(label) + "**";
-                const std::string stated = label.status == solve_status::optimal ? want
+                const std::string stated = label.status == solve_status::optimal      ? want
                                            : label.status == solve_status::infeasible ? "**infeasible**"
                                                                                       : "**unbounded**";
                 if (answer.find(stated, e) == std::string::npos) {
@@ -518,7 +591,8 @@ std::string render_cpt_document(const family& f, const instance& in, const verif
     const representation rep = r.chance(0.5) ? representation::dp : representation::dt;
     std::string d = "# " + f.title + ": " + capitalise(expand(v.count("org") ? "{org}" : "a case", v, r)) + "\n\n";
     d += "## Problem\n\n" + render_problem(f, in, rep, false, seed) + "\n";
-    d += "## Formulation\n\n" + expand("[We decide|The decision variables describe] " + f.decisions + ".", v, r) + "\n\n";
+    d += "## Formulation\n\n" + expand("[We decide|The decision variables describe] " + f.decisions + ".", v, r) +
+         "\n\n";
     d += "$$\n" + f.latex + "\n$$\n\nwhere\n\n";
     for (const auto& sym : f.latex_symbols) d += "- " + expand(sym, v, r) + "\n";
     d += "\nThe constraints say:\n\n";
