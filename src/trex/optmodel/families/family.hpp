@@ -100,6 +100,9 @@ struct family {
     std::vector<std::string> latex_symbols;  // "$I$: set of {srcs}" lines (templates)
     std::string code;                        // solver-code template (see code.hpp), reads `data`
     std::vector<name_doc> var_docs, con_docs;
+    // The DP statement written as a story instead of from `params` (nullptr: the generic prose); a family with a
+    // story writes every number of the data into it.
+    std::string (*story)(const family& f, const instance& in, rng& r) = nullptr;
 };
 
 // Every family, in a fixed order.

@@ -30,18 +30,42 @@ TREX_FAMILY(capacity_planning);
 TREX_FAMILY(portfolio);
 TREX_FAMILY(generic_lp);
 TREX_FAMILY(generic_milp);
+TREX_FAMILY(story_lp);
+TREX_FAMILY(story_ilp);
 }  // namespace families
 
 const std::vector<const family*>& all_families() {
     static const std::vector<const family*> list = [] {
         using namespace families;
         return std::vector<const family*>{
-            &transportation(), &transshipment(), &assignment(), &knapsack_01(), &knapsack_bounded(),
-            &bin_packing(), &cutting_stock(), &facility_capacitated(), &facility_uncapacitated(),
-            &set_cover(), &min_cost_flow(), &max_flow(), &shortest_path(), &tsp(), &cvrp(),
-            &machine_scheduling(), &shift_scheduling(), &lot_sizing(), &production_planning(),
-            &product_mix(), &blending(), &diet(), &capacity_planning(), &portfolio(), &generic_lp(),
+            &transportation(),
+            &transshipment(),
+            &assignment(),
+            &knapsack_01(),
+            &knapsack_bounded(),
+            &bin_packing(),
+            &cutting_stock(),
+            &facility_capacitated(),
+            &facility_uncapacitated(),
+            &set_cover(),
+            &min_cost_flow(),
+            &max_flow(),
+            &shortest_path(),
+            &tsp(),
+            &cvrp(),
+            &machine_scheduling(),
+            &shift_scheduling(),
+            &lot_sizing(),
+            &production_planning(),
+            &product_mix(),
+            &blending(),
+            &diet(),
+            &capacity_planning(),
+            &portfolio(),
+            &generic_lp(),
             &generic_milp(),
+            &story_lp(),
+            &story_ilp(),
         };
     }();
     return list;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -105,7 +106,7 @@ std::string absent_sentence(const param_doc& p, const ojson& data, const vocab& 
     if (missing.empty()) return "";
     vocab w = v;
     w["have"] = missing.size() == 1 ? "has" : "have";
-    return join_and(missing) + " " + expand(p.absent, w, r) + ".";
+    return capitalise(join_and(missing)) + " " + expand(p.absent, w, r) + ".";
 }
 
 // The absent_sentence of every parameter of a group, joined.
@@ -130,6 +131,7 @@ std::string prose_param(const family& f, const std::vector<const param_doc*>& gr
     if (p.is_set) {
         std::vector<std::string> names;
         for (const auto& x : data.at(p.key)) names.push_back(x.get<std::string>());
+        if (names.size() == 1) return capitalise(expand(p.desc, v, r)) + ": " + names[0] + ".";
         out = expand("[The {n} " + expand(p.desc, v, r) + " are|There are {n} " + expand(p.desc, v, r) + ":]",
                      {{"n", std::to_string(names.size())}}, r) +
               " " + join_and(names) + ".";
@@ -317,6 +319,7 @@ std::string lib_name(dialect d) {
 
 std::string render_problem(const family& f, const instance& in, representation rep, bool inline_json, uint64_t seed) {
     rng r(seed, hash_name("question"));
+    if (rep == representation::dp && f.story) return f.story(f, in, r);
     vocab v = instance_words(f, in);
     for (const auto& p : f.params)
         if (p.is_set) v[p.key + "_label"] = expand(p.desc, v, r);
@@ -360,6 +363,62 @@ std::string render_problem(const family& f, const instance& in, representation r
     if (!f.integrality.empty()) out += " " + expand(f.integrality, v, r);
     out += " " + expand(f.objective, v, r) + "\n";
     return out;
+}
+
+namespace {
+
+// The numbers written in a text: digit runs with an optional decimal part, not glued to a letter ("CO2", "x_1"),
+// and "twice".
+std::vector<std::pair<std::string, double>> text_numbers(const std::string& text) {
+    std::vector<std::pair<std::string, double>> out;
+    for (size_t at = text.find("twice"); at != std::string::npos; at = text.find("twice", at + 5))
+        if ((at == 0 || !std::isalpha((unsigned char)text[at - 1])) &&
+            (at + 5 >= text.size() || !std::isalpha((unsigned char)text[at + 5])))
+            out.push_back({"twice", 2.0});
+    for (size_t i = 0; i < text.size();) {
+        if (!std::isdigit((unsigned char)text[i]) ||
+            (i > 0 && (std::isalpha((unsigned char)text[i - 1]) || text[i - 1] == '_'))) {
+            i++;
+            continue;
+        }
+        size_t e = i;
+        while (e < text.size() && std::isdigit((unsigned char)text[e])) e++;
+        if (e + 1 < text.size() && text[e] == '.' && std::isdigit((unsigned char)text[e + 1])) {
+            e++;
+            while (e < text.size() && std::isdigit((unsigned char)text[e])) e++;
+        }
+        const bool glued = e < text.size() && (std::isalpha((unsigned char)text[e]) || text[e] == '_');
+        if (!glued) out.push_back({text.substr(i, e - i), std::stod(text.substr(i, e - i))});
+        i = e;
+    }
+    return out;
+}
+
+void data_numbers(const ojson& j, std::vector<double>& out) {
+    if (j.is_number())
+        out.push_back(j.get<double>());
+    else if (j.is_array() || j.is_object())
+        for (const auto& v : j) data_numbers(v, out);
+}
+
+bool same_number(double a, double b) {
+    return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
+}
+
+}  // namespace
+
+number_coverage check_numbers(const std::string& text, const ojson& data) {
+    number_coverage c;
+    std::vector<double> given;
+    data_numbers(data, given);
+    const auto written = text_numbers(text);
+    for (double g : given)
+        if (std::none_of(written.begin(), written.end(), [&](const auto& w) { return same_number(w.second, g); }))
+            c.missing.push_back(format_value(g));
+    for (const auto& w : written)
+        if (std::none_of(given.begin(), given.end(), [&](double g) { return same_number(w.second, g); }))
+            c.unused.push_back(w.first);
+    return c;
 }
 
 std::string render_question(const family& f, const instance& in, representation rep, task t, dialect d, uint64_t seed) {

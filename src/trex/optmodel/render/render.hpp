@@ -6,9 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "trex/optmodel/render/code.hpp"
 #include "trex/optmodel/families/family.hpp"
+#include "trex/optmodel/render/code.hpp"
 #include "trex/optmodel/solvers/verify.hpp"
 
 namespace trex::optmodel {
@@ -16,7 +17,7 @@ namespace trex::optmodel {
 enum class representation { dp, dt, dps };
 enum class task { formulation, formulation_code, code, lp_file, benchmark };
 const char* representation_name(representation r);  // "DP", "DT", "DPS"
-const char* task_name(task t);  // "formulation", "formulation_code", "code", "lp_file", "benchmark"
+const char* task_name(task t);                      // "formulation", "formulation_code", "code", "lp_file", "benchmark"
 bool parse_representation(const std::string& s, representation* r);
 bool parse_task(const std::string& s, task* t);
 
@@ -28,14 +29,21 @@ std::string render_problem(const family& f, const instance& in, representation r
 
 // The full user question. For DPS, code tasks read data.json at run time (schema only in the text); formulation and
 // LP-file tasks also get the file's contents inline (they must see the numbers).
-std::string render_question(const family& f, const instance& in, representation rep, task t, dialect d,
-                            uint64_t seed);
+std::string render_question(const family& f, const instance& in, representation rep, task t, dialect d, uint64_t seed);
 
 // The assistant answer: <think>...</think>, <model>...</model> (not for `code`), a code block (python for
 // formulation_code / code, lp for lp_file) and the result line. For `formulation` the <model> block ends with the
 // instance written out explicitly (write_latex), which is what re-execution parses.
 std::string render_answer(const family& f, const instance& in, representation rep, task t, dialect d,
                           const verification& label, uint64_t seed);
+
+// Whether a statement tells its data: every number of the data (data.json's numeric leaves) written in the text
+// (missing lists those that are not), and every number the text writes one of the data's (unused lists the others;
+// digits glued to letters, "CO2" or "x_1", are not numbers; "twice" is 2).
+struct number_coverage {
+    std::vector<std::string> missing, unused;
+};
+number_coverage check_numbers(const std::string& text, const ojson& data);
 
 // The label as the public benchmarks write it: the objective (format_value) or "No Best Solution".
 std::string label_text(const verification& label);
