@@ -5,6 +5,9 @@
 //   trex data stats DIR [--json]                               distributions from manifest.json and sft.jsonl
 //   trex data stats DIR --against FILE... [--n 8] [--sample N] [--representation DP|DT|DPS|all]
 //                                                              vocabulary and phrase variety next to benchmarks
+//   trex data rewrite DIR --out DIR2 --url URL --model M [--limit N] [--repair-rounds 1] [--concurrency 4]
+//                                                              LLM back-translation + forward re-formalisation
+//                                                              of the DP samples, kept when the optimum matches
 //   trex data families                                         the problem families with their domains
 //   trex data tokenize --input PATH... --out DIR ...            documents / chat messages into token shards
 //                                                              (apps/trex/data_tokenize.cpp)
@@ -17,6 +20,7 @@
 
 #include "commands.hpp"
 #include "trex/base/error.hpp"
+#include "trex/eval/rewrite.hpp"
 #include "trex/optmodel/data_build/data_build.hpp"
 #include "trex/optmodel/data_build/decontam.hpp"
 #include "trex/optmodel/data_build/text_stats.hpp"
@@ -41,6 +45,8 @@ struct data_options {
     int stats_n = 8;
     long sample = 0;
     std::string representation = "DP";
+    eval::rewrite_options rewrite;
+    eval::openai_options openai;
 };
 
 void run_build_cmd(const data_options& o) {
@@ -153,6 +159,21 @@ void run_stats_cmd(const data_options& o) {
     }
 }
 
+void run_rewrite_cmd(data_options& o) {
+    TREX_CHECK(!o.openai.url.empty(), "data rewrite: --url is required (an OpenAI-compatible endpoint)");
+    o.rewrite.build_dir = o.dir;
+    o.openai.concurrency = o.rewrite.concurrency;
+    auto b = eval::make_openai_backend(o.openai);
+    const eval::rewrite_report r = eval::run_rewrite(o.rewrite, *b, eval::default_exec_config());
+    std::printf("trex data rewrite: %s -> %s (%s)\n", o.dir.c_str(), o.rewrite.output_dir.c_str(),
+                b->identity().c_str());
+    std::printf("  DP samples %ld, kept %ld (%ld first try, %ld after repair), %ld requests, %.1f s\n", r.samples,
+                r.kept, r.kept_first, r.kept_repair, r.requests, r.seconds);
+    if (!r.drops.empty()) std::printf("  drops:\n");
+    for (const auto& [why, n] : r.drops)
+        std::printf("    %-34s %6ld  %5.1f%%\n", why.c_str(), n, r.samples ? 100.0 * n / r.samples : 0.0);
+}
+
 }  // namespace
 
 void register_data(CLI::App& app) {
@@ -191,6 +212,30 @@ void register_data(CLI::App& app) {
     stats->callback([opt] { run_stats_cmd(*opt); });
 
     register_data_tokenize(data);
+
+    CLI::App* rw = data->add_subcommand(
+        "rewrite", "LLM-in-the-loop: back-translate DP samples through an endpoint, keep those re-formalised right");
+    rw->add_option("dir", opt->dir, "build directory (sft.jsonl)")->required();
+    rw->add_option("--out", opt->rewrite.output_dir, "output directory (sft.jsonl, drops.jsonl, report.json)")
+        ->required();
+    rw->add_flag("--force", opt->rewrite.force, "replace an existing output directory");
+    rw->add_option("--url", opt->openai.url, "endpoint (http[s]://host[:port][/v1])")->required();
+    rw->add_option("--model", opt->openai.model, "model name")->required();
+    rw->add_option("--api-key-env", opt->openai.api_key_env, "environment variable holding the API key")
+        ->capture_default_str();
+    rw->add_option("--timeout", opt->openai.timeout_s, "seconds per request")->capture_default_str();
+    rw->add_option("--retries", opt->openai.retries, "retries per request")->capture_default_str();
+    rw->add_option("--limit", opt->rewrite.limit, "at most this many DP samples (0: all)")->capture_default_str();
+    rw->add_option("--repair-rounds", opt->rewrite.repair_rounds, "formalisation tries after a failed one")
+        ->capture_default_str();
+    rw->add_option("--concurrency", opt->rewrite.concurrency, "samples in flight")->capture_default_str();
+    rw->add_option("--temperature", opt->rewrite.params.temperature, "sampling temperature")->capture_default_str();
+    rw->add_option("--max-tokens", opt->rewrite.params.max_tokens, "tokens per completion")->capture_default_str();
+    rw->add_flag("--no-progress", opt->no_progress, "no progress output");
+    rw->callback([opt] {
+        opt->rewrite.show_progress = !opt->no_progress;
+        run_rewrite_cmd(*opt);
+    });
 
     CLI::App* fams = data->add_subcommand("families", "list the problem families");
     fams->callback([] {

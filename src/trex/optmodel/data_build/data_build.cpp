@@ -380,6 +380,7 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
             }
             meta["representation"] = representation_name(s.rep);
             meta["category"] = task_name(s.cat);
+            meta["seed"] = seed;  // with family, difficulty and status: the instance again (`trex data rewrite`)
             if (code_task) meta["dialect"] = dialect_name(s.dia);
             meta["reexec"] = reexec;
             ojson rec = {{"messages", ojson::array({ojson{{"role", "user"}, {"content", q}},

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "trex/base/error.hpp"
+#include "trex/base/json_text.hpp"
 #include "trex/base/rng.hpp"
 
 namespace fs = std::filesystem;
@@ -182,21 +183,11 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
     ojson per_file = ojson::array();
     long total = 0, hits = 0;
     for (const auto& path : ours) {
-        std::ifstream in(path, std::ios::binary);
-        TREX_CHECK(in.good(), "{}: cannot read", path);
-        std::string line, kept;
+        std::string kept;
         std::vector<fs::path> dropped_docs;
         ojson overlaps = ojson::array();
-        long n = 0, no = 0;
-        while (std::getline(in, line)) {
-            no++;
-            if (line.empty()) continue;
-            ojson rec;
-            try {
-                rec = ojson::parse(line);
-            } catch (const std::exception&) {
-                throw_error(fmt::format("{}: line {}: malformed JSON", path, no));
-            }
+        long n = 0;
+        for_each_jsonl(path, [&](long no, const std::string& line, ojson& rec) {
             n++;
             const std::string q = our_text(rec, path, no);
             bool hit = false;
@@ -214,8 +205,8 @@ ojson decontaminate(const std::string& data, const std::vector<std::string>& aga
                 kept += line + "\n";
             else if (opt.drop && rec.contains("path"))
                 dropped_docs.push_back(doc_path(path, rec));
-        }
-        in.close();
+            return true;
+        });
         total += n;
         hits += (long)overlaps.size();
         ojson r = {{"file", path}, {"items", n}, {"overlapping", overlaps.size()}, {"overlaps", overlaps}};

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "trex/base/error.hpp"
+#include "trex/base/json_text.hpp"
 #include "trex/base/rng.hpp"
 #include "trex/optmodel/data_build/decontam.hpp"
 
@@ -41,28 +42,20 @@ struct our_questions {
 
 our_questions read_ours(const std::string& build_dir, const std::string& rep) {
     const std::string path = (fs::path(build_dir) / "sft.jsonl").string();
-    std::ifstream in(path, std::ios::binary);
-    TREX_CHECK(in.good(), "{}: cannot read (not a trex data build directory?)", path);
     our_questions q;
-    std::string line;
-    long no = 0;
-    while (std::getline(in, line)) {
-        no++;
-        if (line.empty()) continue;
-        ojson rec;
-        try {
-            rec = ojson::parse(line);
-        } catch (const std::exception&) {
-            throw_error(fmt::format("{}: line {}: malformed JSON", path, no));
-        }
-        TREX_CHECK(rec.contains("messages") && rec["messages"].is_array() && !rec["messages"].empty() &&
-                       rec["messages"][0].value("content", ojson()).is_string(),
-                   "{}: line {}: no user message", path, no);
-        const std::string text = rec["messages"][0]["content"].get<std::string>();
-        q.all.push_back(text);
-        const std::string r = rec.contains("meta") ? rec["meta"].value("representation", "") : "";
-        if (rep.empty() || r == rep) q.sample.push_back(problem_statement(text));
-    }
+    for_each_jsonl(
+        path,
+        [&](long no, const std::string&, ojson& rec) {
+            TREX_CHECK(rec.contains("messages") && rec["messages"].is_array() && !rec["messages"].empty() &&
+                           rec["messages"][0].value("content", ojson()).is_string(),
+                       "{}: line {}: no user message", path, no);
+            const std::string text = rec["messages"][0]["content"].get<std::string>();
+            q.all.push_back(text);
+            const std::string r = rec.contains("meta") ? rec["meta"].value("representation", "") : "";
+            if (rep.empty() || r == rep) q.sample.push_back(problem_statement(text));
+            return true;
+        },
+        " (not a trex data build directory?)");
     TREX_CHECK(!q.all.empty(), "{}: no samples", path);
     return q;
 }
