@@ -140,7 +140,7 @@ build_config parse_build_config(const std::string& path) {
     if (!sft.contains("dialects"))
         c.dialects = {{"pulp", 1.0}};
     else
-        c.dialects = weights(path, sft, "dialects", {"pulp", "gurobipy"});
+        c.dialects = weights(path, sft, "dialects", {"pulp", "gurobipy", "coptpy", "pyomo"});
     if (sft.contains("difficulty")) {
         const ojson& d = sft["difficulty"];
         if (!d.is_array() || d.size() != 2 || !d[0].is_number_integer() || !d[1].is_number_integer() ||
@@ -267,9 +267,13 @@ std::vector<slot> make_slots(const build_config& c) {
             }
         auto cell_of = spread(n, cells, cell_w, r);
         auto fam_of = spread(n, fam_idx, fam_w, r);
-        std::vector<dialect> dias = {dialect::pulp, dialect::gurobipy};
-        std::vector<double> dia_w = {0, 0};
-        for (const auto& [name, w] : c.dialects) dia_w[name == "pulp" ? 0 : 1] = w;
+        std::vector<dialect> dias = {dialect::pulp, dialect::gurobipy, dialect::coptpy, dialect::pyomo};
+        std::vector<double> dia_w(dias.size(), 0.0);
+        for (const auto& [name, w] : c.dialects) {
+            dialect d = dialect::pulp;
+            parse_dialect(name, &d);  // names were checked when the config was read
+            dia_w[(size_t)d] = w;
+        }
         auto dia_of = spread(n, dias, dia_w, r);
         const size_t first = slots.size();
         for (long k = 0; k < n; k++)
@@ -368,15 +372,16 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
                 reexec = "skipped";
             } else {
                 std::string twin;
-                if (code_task && s.dia == dialect::gurobipy)
-                    twin = render_code(f, in, dialect::pulp, s.rep == representation::dps);
+                // gurobipy and COPT cannot run here: their PuLP twin (same template, same instance) does
+                const bool licensed = s.dia == dialect::gurobipy || s.dia == dialect::coptpy;
+                if (code_task && licensed) twin = render_code(f, in, dialect::pulp, s.rep == representation::dps);
                 reexec_result rr = reexec_answer(ans, s.cat, s.rep, in.data, v, env.py.get(), env.scratch,
                                                  twin.empty() ? nullptr : &twin);
                 if (!rr.ok) {
                     drop(gate::reexec_failed);
                     continue;
                 }
-                if (code_task) reexec = s.dia == dialect::gurobipy ? "pulp_twin" : "python";
+                if (code_task) reexec = licensed ? "pulp_twin" : "python";
             }
             meta["representation"] = representation_name(s.rep);
             meta["category"] = task_name(s.cat);

@@ -312,7 +312,17 @@ std::string sentences(const std::vector<std::string>& tmpls, const vocab& v, rng
 }
 
 std::string lib_name(dialect d) {
-    return d == dialect::pulp ? "PuLP" : "gurobipy";
+    switch (d) {
+        case dialect::pulp:
+            return "PuLP";
+        case dialect::gurobipy:
+            return "gurobipy";
+        case dialect::coptpy:
+            return "coptpy (COPT)";
+        case dialect::pyomo:
+            return "Pyomo";
+    }
+    return "?";
 }
 
 }  // namespace
@@ -480,17 +490,112 @@ std::string result_sentence(const verification& label, rng& r) {
     return "The problem is **unbounded**: the objective can be improved without limit.";
 }
 
+// The IR names of one group (variables or rows) by the doc that explains them: count, kind and a first member.
+struct name_group {
+    const name_doc* doc = nullptr;
+    long count = 0, integer = 0, binary = 0;
+    std::string first;  // IR name of the first member
+};
+
+template <typename Items, typename Kind>
+std::vector<name_group> group_names(const Items& items, const std::vector<name_doc>& docs, const ojson& data,
+                                    Kind kind) {
+    std::vector<name_group> groups;
+    for (const auto& it : items) {
+        const name_doc* d = nullptr;
+        if (members_of(it.name, docs, data, &d).empty() && (d == nullptr || !d->sets.empty())) d = nullptr;
+        if (!d) continue;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const name_group& x) { return x.doc == d; });
+        if (g == groups.end()) {
+            groups.push_back({d, 0, 0, 0, it.name});
+            g = groups.end() - 1;
+        }
+        g->count++;
+        kind(it, *g);
+    }
+    return groups;
+}
+
+// "share of Lakeside served by Springfield" for x_1_2.
+std::string group_example(const name_group& g, const ojson& data, const vocab& v, rng& r) {
+    std::string text = expand(g.doc->text, v, r);
+    const auto members = members_of(g.first, {*g.doc}, data, nullptr);
+    for (size_t k = 0; k < members.size(); k++) {
+        const std::string key = "{" + std::to_string(k) + "}";
+        for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p + members[k].size()))
+            text.replace(p, key.size(), members[k]);
+    }
+    return text;
+}
+
+// The description of a set key ("candidate roasteries"), from its param_doc.
+std::string set_words(const family& f, const std::string& key, const vocab& v, rng& r) {
+    for (const auto& p : f.params)
+        if (p.key == key && p.is_set) return expand(p.desc, v, r);
+    return key;
+}
+
+// The reasoning walks from the text to the model as a person would: what the problem talks about (sets, with their
+// sizes), what is given about them (parameters), what is decided (variable groups with their count, kind and a
+// first member), the goal, each requirement and the rows it becomes, and what kind of program that makes.
 std::string think_block(const family& f, const instance& in, representation rep, task t, rng& r) {
     vocab v = instance_words(f, in);
     std::string s = "<think>\n";
-    s += expand("[The decisions are|I need to decide] " + f.decisions + ". ", v, r);
-    s += expand("[The goal:|Objective:] ", v, r) + expand(f.objective, v, r) + "\n";
-    s += "Constraints:\n";
+    std::string sets, params;
+    for (const auto& p : f.params) {
+        if (!in.data.contains(p.key)) continue;
+        const std::string desc = expand(p.desc, v, r), unit = p.unit.empty() ? "" : expand(p.unit, v, r);
+        if (p.is_set) {
+            const ojson& members = in.data[p.key];
+            std::string names;
+            for (size_t k = 0; k < members.size() && k < 4; k++)
+                names += (k ? ", " : "") + (members[k].is_string() ? members[k].get<std::string>() : members[k].dump());
+            if (members.size() > 4) names += ", ...";
+            sets += fmt::format("- {}: {} ({})\n", desc, members.size(), names);
+            continue;
+        }
+        std::string over;
+        if (p.index.size() == 1) over = ", one per " + tidy_words("per " + set_words(f, p.index[0], v, r)).substr(4);
+        if (p.index.size() == 2)
+            over = p.index[0] == p.index[1]
+                       ? ", one for each pair of " + set_words(f, p.index[0], v, r)
+                       : fmt::format(", one for each pair of {} and {}", set_words(f, p.index[0], v, r),
+                                     set_words(f, p.index[1], v, r));
+        params += "- " + desc + (unit.empty() ? "" : " (" + unit + ")") + over + "\n";
+    }
+    if (!sets.empty())
+        s += expand("[The problem is about these sets:|Reading the text, the sets are:]", v, r) + "\n" + sets;
+    if (!params.empty()) s += expand("[The data given for them:|What the text gives:]", v, r) + "\n" + params;
+    s += expand("[So the decisions are|What has to be decided is] " + f.decisions + ".", v, r) + "\n";
+    const auto vars = group_names(in.m.vars, f.var_docs, in.data, [](const variable& x, name_group& g) {
+        g.integer += x.type == var_type::integer;
+        g.binary += x.type == var_type::binary;
+    });
+    for (const auto& g : vars) {
+        const char* kind = g.binary == g.count ? "binary" : g.integer + g.binary == g.count ? "integer" : "continuous";
+        s += fmt::format("- {}: {} {} variable{}, e.g. {} = {}\n", g.doc->prefix, g.count, kind,
+                         g.count == 1 ? "" : "s", g.first, group_example(g, in.data, v, r));
+    }
+    s += expand("[The goal:|Objective:] ", v, r) + expand(f.objective, v, r) + " " +
+         (in.m.sense == obj_sense::minimize ? "So the objective is minimised." : "So the objective is maximised.") +
+         "\n";
+    s += expand("[The requirements stated:|Constraints in the text:]", v, r) + "\n";
     int k = 1;
     for (const auto& c : f.constraints) s += std::to_string(k++) + ". " + expand(c, v, r) + "\n";
     if (!f.integrality.empty()) s += std::to_string(k++) + ". " + expand(f.integrality, v, r) + "\n";
-    s += in.m.is_mip() ? "Some decisions are integer, so this is a mixed-integer linear program (MILP).\n"
-                       : "All decisions are continuous and everything is linear, so this is a linear program (LP).\n";
+    const auto rows = group_names(in.m.cons, f.con_docs, in.data, [](const constraint&, name_group&) {});
+    if (!rows.empty()) {
+        s += expand("[They become these groups of rows:|As rows of the model:]", v, r) + "\n";
+        for (const auto& g : rows)
+            s += fmt::format("- {}: {} row{}, e.g. {} ({})\n", g.doc->prefix, g.count, g.count == 1 ? "" : "s", g.first,
+                             group_example(g, in.data, v, r));
+    }
+    long ints = 0;
+    for (const auto& x : in.m.vars) ints += x.type != var_type::continuous;
+    s +=
+        fmt::format("That is {} variables ({} integer) and {} constraints; ", in.m.vars.size(), ints, in.m.cons.size());
+    s += in.m.is_mip() ? "some decisions are integer, so this is a mixed-integer linear program (MILP).\n"
+                       : "all decisions are continuous and everything is linear, so this is a linear program (LP).\n";
     if (rep == representation::dps && (t == task::code || t == task::formulation_code))
         s += "The data come from data.json, so the program loads it and builds the model from its keys.\n";
     if (t == task::lp_file) s += "The LP file must list every constraint explicitly with the given numbers.\n";
