@@ -32,6 +32,28 @@ TREX_FAMILY(generic_lp);
 TREX_FAMILY(generic_milp);
 TREX_FAMILY(story_lp);
 TREX_FAMILY(story_ilp);
+TREX_FAMILY(multiple_knapsack);
+TREX_FAMILY(dea);
+TREX_FAMILY(winner_determination);
+TREX_FAMILY(crew_scheduling);
+TREX_FAMILY(job_shop);
+TREX_FAMILY(p_median);
+TREX_FAMILY(multi_commodity_flow);
+TREX_FAMILY(capital_budgeting);
+TREX_FAMILY(flow_shop);
+TREX_FAMILY(vrptw);
+TREX_FAMILY(assembly_line_balancing);
+TREX_FAMILY(project_crashing);
+TREX_FAMILY(unit_commitment);
+TREX_FAMILY(fixed_charge_network);
+TREX_FAMILY(generalized_flow);
+TREX_FAMILY(max_covering);
+TREX_FAMILY(spanning_tree);
+TREX_FAMILY(workforce_planning);
+TREX_FAMILY(cash_flow);
+TREX_FAMILY(farm_planning);
+TREX_FAMILY(multi_stage_production);
+TREX_FAMILY(inventory_backorder);
 }  // namespace families
 
 const std::vector<const family*>& all_families() {
@@ -66,6 +88,28 @@ const std::vector<const family*>& all_families() {
             &generic_milp(),
             &story_lp(),
             &story_ilp(),
+            &multiple_knapsack(),
+            &dea(),
+            &winner_determination(),
+            &crew_scheduling(),
+            &job_shop(),
+            &p_median(),
+            &multi_commodity_flow(),
+            &capital_budgeting(),
+            &flow_shop(),
+            &vrptw(),
+            &assembly_line_balancing(),
+            &project_crashing(),
+            &unit_commitment(),
+            &fixed_charge_network(),
+            &generalized_flow(),
+            &max_covering(),
+            &spanning_tree(),
+            &workforce_planning(),
+            &cash_flow(),
+            &farm_planning(),
+            &multi_stage_production(),
+            &inventory_backorder(),
         };
     }();
     return list;

@@ -186,7 +186,8 @@ std::string prologue(const family& f, dialect d, bool minimize) {
             return fmt::format("env = cp.Envr()\nm = env.createModel(\"{}\")\nm.setParam(COPT.Param.Logging, 0)\n",
                                f.name);
         case dialect::pyomo:
-            return "m = pyo.ConcreteModel()\n\n\n"
+            return "m = pyo.ConcreteModel()\n"
+                   "m.rows = pyo.Block()  # constraints apart: Pyomo names are one namespace per block\n\n\n"
                    "def new_var(name, lb, ub, domain):\n"
                    "    v = pyo.Var(domain=domain, bounds=(lb, ub))\n"
                    "    m.add_component(name, v)\n"
@@ -195,7 +196,7 @@ std::string prologue(const family& f, dialect d, bool minimize) {
                    "    # a row without terms (an empty sum) is a plain True or False in Pyomo\n"
                    "    if isinstance(expr, bool):\n"
                    "        expr = pyo.Constraint.Feasible if expr else pyo.Constraint.Infeasible\n"
-                   "    m.add_component(name, pyo.Constraint(expr=expr))\n\n\n";
+                   "    m.rows.add_component(name, pyo.Constraint(expr=expr))\n\n\n";
     }
     return "";
 }
