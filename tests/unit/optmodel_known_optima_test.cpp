@@ -1,6 +1,7 @@
-// The optima of the newer families against a computation from the instance's data.json alone (never the family's
-// model): enumeration of every discrete decision for the MILPs, the dual formulation built and solved here for LPs;
-// and the designed statuses.
+// The optima of multiple_knapsack, dea, winner_determination, crew_scheduling, logical_selection and
+// goal_programming against a computation from the instance's data.json alone (never the family's model):
+// enumeration of every discrete decision for the MILPs, another formulation built and solved here for the LPs; and
+// the designed statuses.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -167,4 +168,101 @@ TEST(FamilyKnownOptima, CrewScheduling) {
     bad.seed = 2;
     bad.want = design::infeasible;
     EXPECT_EQ(verify(generate(find_family("crew_scheduling"), bad).m).status, solve_status::infeasible);
+}
+
+// Every subset of the options against the budget and every rule, from data.json alone.
+TEST(FamilyKnownOptima, LogicalSelection) {
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        gen_request rq;
+        rq.seed = seed;
+        rq.difficulty = 1 + (int)seed % 3;
+        const instance in = generate(find_family("logical_selection"), rq);
+        const ojson& d = in.data;
+        std::vector<std::string> O;
+        for (const auto& o : d["options"]) O.push_back(o.get<std::string>());
+        auto in_list = [&](const char* key, const std::string& o) {
+            for (const auto& x : d[key])
+                if (x.get<std::string>() == o) return true;
+            return false;
+        };
+        double best = -1;
+        for (uint32_t set = 0; set < (1u << O.size()); set++) {
+            auto chosen = [&](size_t k) { return (set >> k & 1) != 0; };
+            double cost = 0, value = 0;
+            int limited = 0, essential = 0;
+            bool ok = true;
+            for (size_t a = 0; a < O.size(); a++) {
+                if (!chosen(a)) continue;
+                cost += d["cost"][O[a]].get<double>();
+                value += d["value"][O[a]].get<double>();
+                limited += in_list("limited", O[a]);
+                essential += in_list("essential", O[a]);
+                for (size_t b = 0; b < O.size(); b++) {
+                    if (d["requires"][O[a]][O[b]].get<int>() == 1 && !chosen(b)) ok = false;
+                    if (d["excludes"][O[a]][O[b]].get<int>() == 1 && chosen(b)) ok = false;
+                }
+            }
+            ok = ok && cost <= d["budget"].get<double>() && limited <= d["limited_max"].get<int>() && essential >= 1;
+            if (ok) best = std::max(best, value);
+        }
+        const verification v = verify(in.m);
+        ASSERT_EQ(v.status, solve_status::optimal) << seed;
+        EXPECT_DOUBLE_EQ(v.objective, best) << seed;
+    }
+    gen_request bad;
+    bad.seed = 4;
+    bad.want = design::infeasible;
+    EXPECT_EQ(verify(generate(find_family("logical_selection"), bad).m).status, solve_status::infeasible);
+}
+
+// The penalties as epigraph variables (t >= goal - achieved, t >= 0, ...: inequalities, no deviation pairs), built
+// from data.json and solved by GLPK.
+TEST(FamilyKnownOptima, GoalProgramming) {
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        gen_request rq;
+        rq.seed = seed;
+        rq.difficulty = 1 + (int)seed % 3;
+        const instance in = generate(find_family("goal_programming"), rq);
+        const ojson& d = in.data;
+        model e;
+        std::vector<int> x;
+        for (const auto& p : d["products"])
+            x.push_back(e.add_var("x_" + std::to_string(x.size() + 1), var_type::continuous,
+                                  d["minimum_output"][p.get<std::string>()].get<double>(), inf, 0));
+        auto row = [&](const char* key) {
+            std::vector<term> t;
+            for (size_t k = 0; k < x.size(); k++)
+                t.push_back({x[k], d[key][d["products"][k].get<std::string>()].get<double>()});
+            return t;
+        };
+        e.add_con("machine", row("machine_hours"), row_sense::le, d["machine_capacity"].get<double>());
+        struct pen {
+            const char* key;
+            const char* goal;
+            const char* weight;
+            double sign;  // +1: penalise achieved above the goal, -1: below
+        } pens[] = {{"profit", "profit_goal", "penalty_profit_short", -1},
+                    {"labour", "labour_goal", "penalty_labour_short", -1},
+                    {"labour", "labour_goal", "penalty_labour_over", 1},
+                    {"emission", "emission_cap", "penalty_emission_over", 1}};
+        int k = 0;
+        for (const auto& p : pens) {
+            const int t =
+                e.add_var("t_" + std::to_string(++k), var_type::continuous, 0, inf, d[p.weight].get<double>());
+            std::vector<term> r = row(p.key);  // sign * (achieved - goal) <= t
+            for (auto& tm : r) tm.coef *= p.sign;
+            r.push_back({t, -1});
+            e.add_con("pen_" + std::to_string(k), r, row_sense::le, p.sign * d[p.goal].get<double>());
+        }
+        const solve_result ref = solve_glpk(e);
+        ASSERT_EQ(ref.status, solve_status::optimal);
+        const verification v = verify(in.m);
+        ASSERT_EQ(v.status, solve_status::optimal);
+        EXPECT_NEAR(v.objective, ref.objective, 1e-6 * std::max(1.0, std::fabs(ref.objective))) << seed;
+        EXPECT_GT(v.objective, 0) << seed;  // the goals conflict
+    }
+    gen_request bad;
+    bad.seed = 2;
+    bad.want = design::infeasible;
+    EXPECT_EQ(verify(generate(find_family("goal_programming"), bad).m).status, solve_status::infeasible);
 }

@@ -54,6 +54,8 @@ TREX_FAMILY(cash_flow);
 TREX_FAMILY(farm_planning);
 TREX_FAMILY(multi_stage_production);
 TREX_FAMILY(inventory_backorder);
+TREX_FAMILY(logical_selection);
+TREX_FAMILY(goal_programming);
 }  // namespace families
 
 const std::vector<const family*>& all_families() {
@@ -110,6 +112,8 @@ const std::vector<const family*>& all_families() {
             &farm_planning(),
             &multi_stage_production(),
             &inventory_backorder(),
+            &logical_selection(),
+            &goal_programming(),
         };
     }();
     return list;
