@@ -1,9 +1,10 @@
-// The optima of multiple_knapsack, dea, winner_determination, crew_scheduling, logical_selection and
-// goal_programming against a computation from the instance's data.json alone (never the family's model):
-// enumeration of every discrete decision for the MILPs, another formulation built and solved here for the LPs; and
-// the designed statuses.
+// The optima of multiple_knapsack, dea, winner_determination, crew_scheduling, logical_selection,
+// goal_programming and piecewise_convex against a computation from the instance's data.json alone (never the
+// family's model): enumeration of every discrete decision for the MILPs, another formulation built and solved here
+// or a provably optimal greedy for the LPs; and the designed statuses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -265,4 +266,41 @@ TEST(FamilyKnownOptima, GoalProgramming) {
     bad.seed = 2;
     bad.want = design::infeasible;
     EXPECT_EQ(verify(generate(find_family("goal_programming"), bad).m).status, solve_status::infeasible);
+}
+
+// One product (difficulty 1): the cheapest units first over every supplier's tiers (tier 3 holds the rest of the
+// capacity), from data.json alone; optimal because each supplier's prices rise by tier.
+TEST(FamilyKnownOptima, PiecewiseConvex) {
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        gen_request rq;
+        rq.seed = seed;
+        rq.difficulty = 1;
+        const instance in = generate(find_family("piecewise_convex"), rq);
+        const ojson& d = in.data;
+        ASSERT_EQ(d["products"].size(), 1u);
+        const std::string p = d["products"][0].get<std::string>();
+        std::vector<std::pair<double, double>> segments;  // price, units
+        for (const auto& sj : d["suppliers"]) {
+            const std::string s = sj.get<std::string>();
+            const double q1 = d["tier1_units"][s].get<double>(), q2 = d["tier2_units"][s].get<double>();
+            segments.push_back({d["price_tier1"][s][p].get<double>(), q1});
+            segments.push_back({d["price_tier2"][s][p].get<double>(), q2});
+            segments.push_back({d["price_tier3"][s][p].get<double>(), d["capacity"][s].get<double>() - q1 - q2});
+        }
+        std::sort(segments.begin(), segments.end());
+        double need = d["demand"][p].get<double>(), cost = 0;
+        for (const auto& [price, units] : segments) {
+            const double take = std::min(need, units);
+            cost += take * price;
+            need -= take;
+        }
+        ASSERT_EQ(need, 0) << seed;
+        const verification v = verify(in.m);
+        ASSERT_EQ(v.status, solve_status::optimal);
+        EXPECT_NEAR(v.objective, cost, 1e-6 * cost) << seed;
+    }
+    gen_request bad;
+    bad.seed = 5;
+    bad.want = design::infeasible;
+    EXPECT_EQ(verify(generate(find_family("piecewise_convex"), bad).m).status, solve_status::infeasible);
 }

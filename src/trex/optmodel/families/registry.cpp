@@ -56,6 +56,7 @@ TREX_FAMILY(multi_stage_production);
 TREX_FAMILY(inventory_backorder);
 TREX_FAMILY(logical_selection);
 TREX_FAMILY(goal_programming);
+TREX_FAMILY(piecewise_convex);
 }  // namespace families
 
 const std::vector<const family*>& all_families() {
@@ -114,6 +115,7 @@ const std::vector<const family*>& all_families() {
             &inventory_backorder(),
             &logical_selection(),
             &goal_programming(),
+            &piecewise_convex(),
         };
     }();
     return list;
