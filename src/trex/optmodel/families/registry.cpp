@@ -57,6 +57,9 @@ TREX_FAMILY(inventory_backorder);
 TREX_FAMILY(logical_selection);
 TREX_FAMILY(goal_programming);
 TREX_FAMILY(piecewise_convex);
+TREX_FAMILY(cutting_stock_patterns);
+TREX_FAMILY(generalized_assignment);
+TREX_FAMILY(graph_coloring);
 }  // namespace families
 
 const std::vector<const family*>& all_families() {
@@ -116,6 +119,9 @@ const std::vector<const family*>& all_families() {
             &logical_selection(),
             &goal_programming(),
             &piecewise_convex(),
+            &cutting_stock_patterns(),
+            &generalized_assignment(),
+            &graph_coloring(),
         };
     }();
     return list;
