@@ -1,5 +1,6 @@
-// Known optima of cutting_stock_patterns, generalized_assignment and graph_coloring: each optimum verify() reports
-// compared with an exhaustive search over data.json alone, and the designed infeasible instances with their status.
+// Known optima of cutting_stock_patterns, generalized_assignment, graph_coloring and quantity_discount: each optimum
+// verify() reports compared with an exhaustive search over data.json alone, and the designed infeasible instances
+// with their status.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@ namespace trex::optmodel::families {
 TREX_FAMILY(cutting_stock_patterns);
 TREX_FAMILY(generalized_assignment);
 TREX_FAMILY(graph_coloring);
+TREX_FAMILY(quantity_discount);
 }  // namespace trex::optmodel::families
 
 using namespace trex::optmodel;
@@ -172,5 +174,62 @@ TEST(FamilyKnownOptima, GraphColoring) {
         bad.difficulty = (int)seed;
         bad.want = design::infeasible;
         EXPECT_EQ(verify(generate(families::graph_coloring(), bad).m).status, solve_status::infeasible);
+    }
+}
+
+// Every choice of tier (or no order) per supplier, from data.json alone; for a fixed choice each order lies between
+// its tier's start and the next tier's start (the capacity for the last tier), and the cheapest way to reach the
+// requirement is to order every tier's start and then fill the rest at the lowest prices first.
+TEST(FamilyKnownOptima, QuantityDiscount) {
+    for (int difficulty = 1; difficulty <= 2; difficulty++)
+        for (uint64_t seed = 1; seed <= 4; seed++) {
+            gen_request rq;
+            rq.seed = seed;
+            rq.difficulty = difficulty;
+            const instance in = generate(families::quantity_discount(), rq);
+            const ojson& d = in.data;
+            const auto& S = d["suppliers"];
+            const auto& T = d["tiers"];
+            const size_t n = S.size(), nt = T.size();
+            const double D = d["demand"].get<double>();
+            std::vector<size_t> tier(n, 0);  // 0: no order, t: tier t - 1
+            double best = -1;
+            for (;;) {
+                double cost = 0, bought = 0;
+                std::vector<std::pair<double, double>> room;  // (price, extra units possible)
+                for (size_t s = 0; s < n; s++) {
+                    if (tier[s] == 0) continue;
+                    const std::string sup = S[s].get<std::string>();
+                    const size_t t = tier[s] - 1;
+                    const double lo = d["tier_start"][sup][T[t].get<std::string>()].get<double>();
+                    const double hi = t + 1 < nt ? d["tier_start"][sup][T[t + 1].get<std::string>()].get<double>()
+                                                 : d["capacity"][sup].get<double>();
+                    const double p = d["price"][sup][T[t].get<std::string>()].get<double>();
+                    cost += p * lo;
+                    bought += lo;
+                    room.push_back({p, hi - lo});
+                }
+                std::sort(room.begin(), room.end());
+                for (const auto& [p, extra] : room) {
+                    const double take = std::min(extra, std::max(0.0, D - bought));
+                    cost += p * take;
+                    bought += take;
+                }
+                if (bought >= D - 1e-9 && (best < 0 || cost < best)) best = cost;
+                size_t p = 0;
+                while (p < n && ++tier[p] == nt + 1) tier[p++] = 0;
+                if (p == n) break;
+            }
+            ASSERT_GE(best, 0) << seed;
+            const verification v = verify(in.m);
+            ASSERT_EQ(v.status, solve_status::optimal) << seed;
+            EXPECT_NEAR(v.objective, best, 1e-6) << difficulty << " " << seed;
+        }
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        gen_request bad;
+        bad.seed = seed;
+        bad.difficulty = (int)seed;
+        bad.want = design::infeasible;
+        EXPECT_EQ(verify(generate(families::quantity_discount(), bad).m).status, solve_status::infeasible);
     }
 }

@@ -60,6 +60,7 @@ TREX_FAMILY(piecewise_convex);
 TREX_FAMILY(cutting_stock_patterns);
 TREX_FAMILY(generalized_assignment);
 TREX_FAMILY(graph_coloring);
+TREX_FAMILY(quantity_discount);
 }  // namespace families
 
 const std::vector<const family*>& all_families() {
@@ -122,6 +123,7 @@ const std::vector<const family*>& all_families() {
             &cutting_stock_patterns(),
             &generalized_assignment(),
             &graph_coloring(),
+            &quantity_discount(),
         };
     }();
     return list;
