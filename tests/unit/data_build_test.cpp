@@ -313,12 +313,15 @@ TEST(DataBuild, DecontamScansCptDocuments) {
 }
 
 // The infeasible and unbounded shares of a build are the configured ones exactly (drawn among the slots whose family
-// has such a design), whatever the gates drop.
+// has such a design), whatever the gates drop. (Families listed: with every family, 200 slots hold fewer than 10 of
+// the three families with an unbounded design.)
 TEST(DataBuild, DesignSharesAreAsConfigured) {
     const std::string dir = temp_dir("shares");
     const std::string cfg = write_config(dir, "c.json", R"({"seed": 11, "output_dir": ")" + dir + R"(/out",
         "sft": {"count": 200, "categories": ["formulation", "lp_file"], "infeasible_share": 0.1,
-                "unbounded_share": 0.05}, "cpt": {"documents": 0, "resources": false}})");
+                "unbounded_share": 0.05, "families": ["product_mix", "generic_lp", "multi_stage_production",
+                "transportation", "diet", "lot_sizing", "cvrp", "knapsack_01"]},
+        "cpt": {"documents": 0, "resources": false}})");
     auto r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     std::map<std::string, int> status;
