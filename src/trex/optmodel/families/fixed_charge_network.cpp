@@ -45,13 +45,7 @@ void generate(gen_context& g) {
     ojson& data = g.inst.data;
     data["nodes"] = list(N);
     data["arcs"] = list(A);
-    ojson tail = ojson::object(), head = ojson::object();
-    for (int a = 0; a < na; a++) {
-        tail[A[a]] = N[arcs[a].first];
-        head[A[a]] = N[arcs[a].second];
-    }
-    data["from"] = tail;
-    data["to"] = head;
+    write_arc_ends(data, N, A, arcs);
     data["fixed_cost"] = map1(A, fixed);
     data["unit_cost"] = map1(A, cost);
     data["capacity"] = map1(A, cap);

@@ -60,13 +60,7 @@ void generate(gen_context& g) {
     ojson& data = g.inst.data;
     data["nodes"] = list(N);
     data["arcs"] = list(A);
-    ojson tail = ojson::object(), head = ojson::object();
-    for (int a = 0; a < na; a++) {
-        tail[A[a]] = N[arcs[a].first];
-        head[A[a]] = N[arcs[a].second];
-    }
-    data["from"] = tail;
-    data["to"] = head;
+    write_arc_ends(data, N, A, arcs);
     data["multiplier"] = map1(A, mult);
     data["cost"] = map1(A, cost);
     data["capacity"] = map1(A, cap);

@@ -5,6 +5,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include <string>
+
 #include "trex/optmodel/families/text.hpp"
 
 namespace trex::optmodel::families {
@@ -22,6 +26,18 @@ inline std::vector<std::pair<int, int>> random_arcs(int n, int extra, rng& r) {
     }
     std::sort(arcs.begin(), arcs.end());
     return arcs;
+}
+
+// data["from"] and data["to"]: the tail and head node name of each arc name (arc a joins nodes[arcs[a]]).
+inline void write_arc_ends(nlohmann::ordered_json& data, const std::vector<std::string>& nodes,
+                           const std::vector<std::string>& arc_names, const std::vector<std::pair<int, int>>& arcs) {
+    nlohmann::ordered_json tail = nlohmann::ordered_json::object(), head = nlohmann::ordered_json::object();
+    for (size_t a = 0; a < arcs.size(); a++) {
+        tail[arc_names[a]] = nodes[(size_t)arcs[a].first];
+        head[arc_names[a]] = nodes[(size_t)arcs[a].second];
+    }
+    data["from"] = tail;
+    data["to"] = head;
 }
 
 }  // namespace trex::optmodel::families

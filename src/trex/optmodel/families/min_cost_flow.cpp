@@ -25,7 +25,6 @@ void generate(gen_context& g) {
     }
     strings A;
     std::vector<double> cost(na), cap(na);
-    ojson tail = ojson::object(), head = ojson::object();
     for (int a = 0; a < na; a++) {
         A.push_back(N[arcs[a].first] + "->" + N[arcs[a].second]);
         cost[a] = g.r.int_in(1, 12);
@@ -38,12 +37,7 @@ void generate(gen_context& g) {
     ojson& data = g.inst.data;
     data["nodes"] = list(N);
     data["arcs"] = list(A);
-    for (int a = 0; a < na; a++) {
-        tail[A[a]] = N[arcs[a].first];
-        head[A[a]] = N[arcs[a].second];
-    }
-    data["from"] = tail;
-    data["to"] = head;
+    write_arc_ends(data, N, A, arcs);
     data["cost"] = map1(A, cost);
     data["capacity"] = map1(A, cap);
     data["balance"] = map1(N, bal);
@@ -70,15 +64,31 @@ TREX_FAMILY(min_cost_flow) {
         f.can_infeasible = true;
         f.generate = min_cost_flow_impl::generate;
         f.scenarios = {
-            {"energy", {{"org", "a gas pipeline operator"}, {"node", "station"}, {"nodes", "stations"},
-                        {"arc", "pipeline"}, {"unit", "thousand cubic meters"}, {"node_pool", "cities"}}},
-            {"logistics", {{"org", "a rail freight company"}, {"node", "terminal"}, {"nodes", "terminals"},
-                           {"arc", "rail link"}, {"unit", "containers"}, {"node_pool", "cities"}}},
-            {"environment", {{"org", "a water board"}, {"node", "junction"}, {"nodes", "junctions"},
-                             {"arc", "canal"}, {"unit", "megaliters"}, {"node_pool", "nodes"}}},
+            {"energy",
+             {{"org", "a gas pipeline operator"},
+              {"node", "station"},
+              {"nodes", "stations"},
+              {"arc", "pipeline"},
+              {"unit", "thousand cubic meters"},
+              {"node_pool", "cities"}}},
+            {"logistics",
+             {{"org", "a rail freight company"},
+              {"node", "terminal"},
+              {"nodes", "terminals"},
+              {"arc", "rail link"},
+              {"unit", "containers"},
+              {"node_pool", "cities"}}},
+            {"environment",
+             {{"org", "a water board"},
+              {"node", "junction"},
+              {"nodes", "junctions"},
+              {"arc", "canal"},
+              {"unit", "megaliters"},
+              {"node_pool", "nodes"}}},
         };
-        f.intro = "[{Org} runs a network of {n_nodes} {nodes} connected by one-way {arc}s.|{Org} must route flow "
-                  "through a network of {n_nodes} {nodes} and {n_arcs} {arc}s.]";
+        f.intro =
+            "[{Org} runs a network of {n_nodes} {nodes} connected by one-way {arc}s.|{Org} must route flow "
+            "through a network of {n_nodes} {nodes} and {n_arcs} {arc}s.]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
             {"arcs", {}, "{arc}s", "", true},
@@ -88,18 +98,20 @@ TREX_FAMILY(min_cost_flow) {
             {"capacity", {"arcs"}, "capacity", "{unit}"},
             {"balance", {"nodes"}, "net supply (positive: supply, negative: demand)", "{unit}"},
         };
-        f.constraints = {"[At every {node}, flow out minus flow in equals its net supply.|Flow is conserved: "
-                         "outflow minus inflow at each {node} equals its net supply.]",
-                         "[No {arc} may carry more than its capacity.|Each {arc}'s flow is limited by its "
-                         "capacity.]"};
+        f.constraints = {
+            "[At every {node}, flow out minus flow in equals its net supply.|Flow is conserved: "
+            "outflow minus inflow at each {node} equals its net supply.]",
+            "[No {arc} may carry more than its capacity.|Each {arc}'s flow is limited by its "
+            "capacity.]"};
         f.objective = "[Minimize the total cost of the flow.|Route all supply to the demands at minimum cost.]";
         f.decisions = "the flow on each {arc}";
-        f.latex = "\\begin{aligned}\n"
-                  "\\min\\;& \\sum_{a\\in A} c_a\\,x_a \\\\\n"
-                  "\\text{s.t.}\\;& \\sum_{a\\in\\delta^+(n)} x_a - \\sum_{a\\in\\delta^-(n)} x_a = b_n && \\forall "
-                  "n\\in N \\quad\\text{(balance)} \\\\\n"
-                  "& 0 \\le x_a \\le u_a && \\forall a\\in A\n"
-                  "\\end{aligned}";
+        f.latex =
+            "\\begin{aligned}\n"
+            "\\min\\;& \\sum_{a\\in A} c_a\\,x_a \\\\\n"
+            "\\text{s.t.}\\;& \\sum_{a\\in\\delta^+(n)} x_a - \\sum_{a\\in\\delta^-(n)} x_a = b_n && \\forall "
+            "n\\in N \\quad\\text{(balance)} \\\\\n"
+            "& 0 \\le x_a \\le u_a && \\forall a\\in A\n"
+            "\\end{aligned}";
         f.latex_symbols = {"$N$: {nodes}; $A$: {arc}s; $\\delta^+(n)$, $\\delta^-(n)$: arcs leaving/entering $n$",
                            "$c_a$, $u_a$: unit cost and capacity; $b_n$: net supply", "$x_a$: flow on $a$"};
         f.code = R"(N = data["nodes"]
