@@ -59,9 +59,13 @@ void run_build_cmd(const data_options& o) {
     std::printf("  time %.1f s, %.2f verified items/s (%.2f SFT samples/s)\n", r.seconds, items / r.seconds,
                 r.sft / r.seconds);
     std::printf("  attempts %ld (generated instances incl. dropped), kept %ld\n", r.attempts, items);
+    for (const auto& w : r.warnings) std::printf("  warning: %s\n", w.c_str());
     std::printf("  drops per gate (share of attempts):\n");
     for (const auto& [g, n] : r.drops)
         std::printf("    %-20s %7ld  %6.2f%%\n", g.c_str(), n, r.attempts ? 100.0 * n / r.attempts : 0.0);
+    if (r.faults.empty()) return;
+    std::printf("  disagreements and solver crashes by family (manifest.json gates.by_family):\n");
+    for (const auto& [fg, n] : r.faults) std::printf("    %-44s %5ld\n", fg.c_str(), n);
 }
 
 void print_table(const char* title, const ojson& o) {

@@ -332,6 +332,33 @@ TEST(DataBuild, DesignSharesAreAsConfigured) {
     fs::remove_all(dir);
 }
 
+// With every family configured, 3 of 57 have an unbounded design: a 200-sample build still has its 6 unbounded
+// samples (slots handed to those families); a mix where no family has one says so and builds the rest.
+TEST(DataBuild, DesignSharesHoldWhenFewFamiliesHaveTheDesign) {
+    const std::string dir = temp_dir("shares_all");
+    std::string cfg = write_config(dir, "c.json", R"({"seed": 5, "output_dir": ")" + dir + R"(/out",
+        "sft": {"count": 200, "categories": ["lp_file"], "infeasible_share": 0.04, "unbounded_share": 0.03},
+        "cpt": {"documents": 0, "resources": false}})");
+    auto r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
+    std::map<std::string, int> status;
+    for (const auto& rec : read_jsonl(dir + "/out/sft.jsonl")) {
+        status[rec["meta"]["status"].get<std::string>()]++;
+        if (rec["meta"]["status"] == "unbounded")
+            EXPECT_TRUE(find_family(rec["meta"]["family"].get<std::string>()).can_unbounded) << rec.dump();
+    }
+    EXPECT_EQ(status["infeasible"], 8);
+    EXPECT_EQ(status["unbounded"], 6);
+    cfg = write_config(dir, "d.json", R"({"seed": 5, "output_dir": ")" + dir + R"(/out2",
+        "sft": {"count": 40, "categories": ["lp_file"], "families": ["transportation", "tsp"],
+                "unbounded_share": 0.05}, "cpt": {"documents": 0, "resources": false}})");
+    r = run_command(trex_binary() + " data build --no-progress --config " + cfg);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("warning: 2 of 2 unbounded slots have no unbounded design"), std::string::npos) << r.out;
+    fs::remove_all(dir);
+}
+
 // trex data stats --against: our questions' vocabulary and variety next to a benchmark file's, and the benchmark
 // words none of our questions uses.
 TEST(DataBuild, StatsAgainstABenchmark) {

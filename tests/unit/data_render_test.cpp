@@ -8,6 +8,7 @@
 
 #include "trex/optmodel/ir/format.hpp"
 #include "trex/optmodel/ir/writers.hpp"
+#include "trex/optmodel/render/prose.hpp"
 #include "trex/optmodel/render/render.hpp"
 #include "trex/optmodel/solvers/python_runner.hpp"
 
@@ -191,4 +192,74 @@ TEST(DataRender, AbsentValuesAndRelationsAreSentences) {
         EXPECT_GE(vars.size(), 2u) << c.name;
         EXPECT_TRUE(rows.insert(vars).second) << c.name << " repeats a row";
     }
+}
+
+// The phrasing engine (render/prose.hpp) states every number of data.json in every DP and DT statement, whatever
+// plan it draws, and leaves no template syntax behind.
+TEST(DataRender, EveryFamilyStatesEveryNumberOfItsData) {
+    long texts = 0;
+    for (const family* f : all_families()) {
+        for (int k = 0; k < 12; k++) {
+            gen_request rq;
+            rq.seed = 900 + (uint64_t)k;
+            rq.difficulty = 1 + k % 3;
+            rq.want = k % 4 == 1 && f->can_infeasible  ? design::infeasible
+                      : k % 4 == 3 && f->can_unbounded ? design::unbounded
+                                                       : design::feasible;
+            const instance in = generate(*f, rq);
+            ojson numbers = in.data;  // 0/1 relations are said as sentences ("Site 9 covers Riverton"), not numbers
+            for (const auto& p : f->params)
+                if (!p.relation.empty()) numbers.erase(p.key);
+            for (representation rep : {representation::dp, representation::dt}) {
+                const std::string text = render_problem(*f, in, rep, false, 31 * (uint64_t)k + 7);
+                const number_coverage c = check_numbers(text, numbers);
+                EXPECT_TRUE(c.missing.empty()) << f->name << " " << representation_name(rep) << " seed " << rq.seed
+                                               << " misses " << join_and(c.missing) << ":\n"
+                                               << text;
+                for (const char* leak : {"{", "}", "[", "|"})
+                    if (rep == representation::dp) EXPECT_EQ(text.find(leak), std::string::npos) << f->name << text;
+                texts++;
+            }
+        }
+    }
+    EXPECT_EQ(texts, (long)all_families().size() * 24);
+}
+
+// The data plans on one hand-made instance: a network whose arc names repeat their ends says the naming rule once
+// instead of every arc's start and end; sorted plans put equal values together; every plan keeps each number.
+TEST(DataRender, DataPlansNameArcsOnceAndKeepEveryNumber) {
+    const ojson data = {
+        {"nodes", {"Hudson", "Oxford", "Salem"}},
+        {"arcs", {"Hudson->Oxford", "Oxford->Salem", "Hudson->Salem"}},
+        {"from", {{"Hudson->Oxford", "Hudson"}, {"Oxford->Salem", "Oxford"}, {"Hudson->Salem", "Hudson"}}},
+        {"to", {{"Hudson->Oxford", "Oxford"}, {"Oxford->Salem", "Salem"}, {"Hudson->Salem", "Salem"}}},
+        {"cost", {{"Hudson->Oxford", 7}, {"Oxford->Salem", 3}, {"Hudson->Salem", 7}}},
+        {"cap", {{"Hudson->Oxford", 175}, {"Oxford->Salem", 15.5}, {"Hudson->Salem", 40}}}};
+    const std::vector<param_doc> docs = {{"arcs", {}, "routes", "", true},
+                                         {"from", {"arcs"}, "start", ""},
+                                         {"to", {"arcs"}, "end", ""},
+                                         {"cost", {"arcs"}, "cost per crate", "$"},
+                                         {"cap", {"arcs"}, "capacity", "crates"}};
+    const vocab v = {{"arcs_label", "routes"}};
+    std::set<std::string> seen;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        rng r(seed, 3);
+        const std::string s = prose_data({&docs[1], &docs[2], &docs[3], &docs[4]}, data, v, r);
+        EXPECT_NE(s.find("start->end"), std::string::npos) << s;
+        EXPECT_EQ(s.find("the start is"), std::string::npos) << s;
+        const number_coverage c = check_numbers(s, data);
+        EXPECT_TRUE(c.missing.empty()) << s;
+        EXPECT_TRUE(c.unused.empty()) << s;
+        seen.insert(s.substr(0, 40));
+    }
+    EXPECT_GE(seen.size(), 4u);  // several plans drawn
+    // a sorted list says equal neighbours once
+    bool merged = false;
+    for (uint64_t seed = 1; seed <= 60 && !merged; seed++) {
+        rng r(seed, 4);
+        const std::string s = prose_data({&docs[3]}, data, v, r);
+        merged = s.find("Hudson->Oxford and Hudson->Salem both 7") != std::string::npos ||
+                 s.find("Hudson->Salem and Hudson->Oxford both 7") != std::string::npos;
+    }
+    EXPECT_TRUE(merged);
 }

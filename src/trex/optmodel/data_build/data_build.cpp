@@ -227,8 +227,13 @@ std::vector<T> spread(long n, const std::vector<T>& values, const std::vector<do
 }
 
 // Exactly round(n * share) of the slots [first, end) get the infeasible design and round(n * share) the unbounded
-// one, drawn among the slots whose family has such a design (all of those when there are fewer).
-void assign_designs(std::vector<slot>& slots, size_t first, double infeasible_share, double unbounded_share, rng& r) {
+// one, drawn among the slots whose family has such a design. When those are too few, slots of families without the
+// design are handed to configured families that have it (drawn by their weights), so the shares hold whatever the
+// family mix; `fam_idx`/`fam_w` are the configured families and weights. Where no configured family has the design,
+// the shortfall is a warning.
+void assign_designs(std::vector<slot>& slots, size_t first, double infeasible_share, double unbounded_share,
+                    const std::vector<int>& fam_idx, const std::vector<double>& fam_w, rng& r,
+                    std::vector<std::string>* warnings) {
     const long n = (long)(slots.size() - first);
     const std::vector<int> order = r.permutation((int)n);
     auto assign = [&](design d, double share, bool family::*can) {
@@ -240,12 +245,34 @@ void assign_designs(std::vector<slot>& slots, size_t first, double infeasible_sh
             s.want = d;
             left--;
         }
+        if (left == 0) return;
+        std::vector<int> able;
+        std::vector<double> able_w;
+        for (size_t i = 0; i < fam_idx.size(); i++)
+            if (all_families()[(size_t)fam_idx[i]]->*can && fam_w[i] > 0) {
+                able.push_back(fam_idx[i]);
+                able_w.push_back(fam_w[i]);
+            }
+        if (able.empty()) {
+            warnings->push_back(fmt::format("{} of {} {} slots have no {} design: no configured family has one", left,
+                                            std::lround((double)n * share), design_name(d), design_name(d)));
+            return;
+        }
+        const std::vector<int> given = spread(left, able, able_w, r);
+        for (int k : order) {
+            if (left == 0) break;
+            slot& s = slots[first + (size_t)k];
+            if (s.want != design::feasible) continue;
+            s.fam = given[(size_t)(left - 1)];
+            s.want = d;
+            left--;
+        }
     };
     assign(design::infeasible, infeasible_share, &family::can_infeasible);
     assign(design::unbounded, unbounded_share, &family::can_unbounded);
 }
 
-std::vector<slot> make_slots(const build_config& c) {
+std::vector<slot> make_slots(const build_config& c, std::vector<std::string>* warnings) {
     rng r(c.seed, hash_name("slots"));
     std::vector<int> fam_idx;
     std::vector<double> fam_w;
@@ -279,7 +306,7 @@ std::vector<slot> make_slots(const build_config& c) {
         for (long k = 0; k < n; k++)
             slots.push_back(
                 {kind, fam_of[(size_t)k], cell_of[(size_t)k].first, cell_of[(size_t)k].second, dia_of[(size_t)k]});
-        assign_designs(slots, first, c.infeasible_share, c.unbounded_share, r);
+        assign_designs(slots, first, c.infeasible_share, c.unbounded_share, fam_idx, fam_w, r, warnings);
     };
     if (c.test_count > 0)
         add(slot_kind::test, c.test_count, {representation::dp, representation::dt, representation::dps}, {1, 1, 1},
@@ -598,8 +625,10 @@ struct build_outputs {
         TREX_CHECK(sft_out.good() && cpt_index.good(), "{}: write error", tmp.string());
     }
 
-    // manifest.json: format, seed, config echo, counts, per-kind counts and the gates; returns the drops per gate.
-    ojson write_manifest(const build_config& c, long nres, const ojson& gates, long attempts, long kept) {
+    // manifest.json: format, seed, config echo, counts, per-kind counts and the gates (also per family); returns the
+    // drops per gate.
+    ojson write_manifest(const build_config& c, long nres, const ojson& gates, const ojson& family_drops, long attempts,
+                         long kept) {
         ojson manifest = {{"format", "trex-ordata-1"}, {"seed", c.seed}, {"config", c.echo}};
         ojson counts = {{"sft", sft_n}, {"test", ojson::object()}, {"cpt_synthetic", cpt_n}, {"cpt_resources", nres}};
         for (const auto& [k, n] : test_n) counts["test"][k] = n;
@@ -612,7 +641,7 @@ struct build_outputs {
         }
         ojson drops = ojson::object();
         for (int g = 1; g < gate_count; g++) drops[gate_name((gate)g)] = gates.value(gate_name((gate)g), 0);
-        manifest["gates"] = {{"attempts", attempts}, {"kept", kept}, {"drops", drops}};
+        manifest["gates"] = {{"attempts", attempts}, {"kept", kept}, {"drops", drops}, {"by_family", family_drops}};
         write_file((tmp / "manifest.json").string(), manifest.dump(2) + "\n");
         return drops;
     }
@@ -711,6 +740,7 @@ struct build_loop {
     long next = 0;
     std::unordered_set<std::string> hashes;
     ojson gates = ojson::object();
+    ojson family_drops = ojson::object();  // family -> gate -> drops
     long attempts = 0;
     progress bar;
 
@@ -725,11 +755,16 @@ struct build_loop {
         }
     }
 
-    void merge_gates(const ojson& g) {
-        for (auto it = g.begin(); it != g.end(); ++it) {
-            gates[it.key()] = gates.value(it.key(), 0) + it.value().get<long>();
-            attempts += it.value().get<long>();
-        }
+    void count_drops(long k, const std::string& gate, long n) {
+        gates[gate] = gates.value(gate, 0) + n;
+        attempts += n;
+        if (n == 0) return;
+        ojson& f = family_drops[all_families()[(size_t)slots[(size_t)k].fam]->name];
+        f[gate] = (f.is_object() ? f.value(gate, 0L) : 0L) + n;
+    }
+
+    void merge_gates(long k, const ojson& g) {
+        for (auto it = g.begin(); it != g.end(); ++it) count_drops(k, it.key(), it.value().get<long>());
     }
 
     // consume finished results in slot order; a duplicate of an earlier slot stops here and is queued again
@@ -747,8 +782,7 @@ struct build_loop {
             }
             const std::string h = r["hash"].get<std::string>();
             if (hashes.count(h)) {  // duplicate of an earlier slot: try again from the next attempt
-                gates["duplicate"] = gates.value("duplicate", 0) + 1;
-                attempts++;
+                count_drops(next, "duplicate", 1);
                 pool.queue.push_back({next, r["a"].get<long>() + 1});
                 pool.dispatch_idle();
                 return;
@@ -797,8 +831,7 @@ struct build_loop {
         ::waitpid(w.pid, &st, 0);
         w.pid = -1;
         if (w.busy >= 0) {
-            gates["solver_error"] = gates.value("solver_error", 0) + 1;
-            attempts++;
+            count_drops(w.busy, "solver_error", 1);
             TREX_CHECK(w.busy_a0 + attempts_per_dispatch < 8 * attempts_per_dispatch,
                        "slot {}: data workers keep crashing on its instances", w.busy);
             pool.queue.push_back({w.busy, w.busy_a0 + attempts_per_dispatch});
@@ -815,7 +848,7 @@ struct build_loop {
             w.buf.erase(0, nl + 1);
             if (r.contains("error"))
                 throw_error(fmt::format("slot {}: {}", r["k"].get<long>(), r["error"].get<std::string>()));
-            merge_gates(r["gates"]);
+            merge_gates(r["k"].get<long>(), r["gates"]);
             if (r.contains("gave_up") && r["a"].get<long>() + 1 < 4 * attempts_per_dispatch) {
                 pool.queue.push_back({r["k"].get<long>(), r["a"].get<long>() + 1});  // keep trying a while
                 r = ojson();
@@ -841,7 +874,7 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
     std::error_code ec;
     if (fs::exists(out_dir, ec) && !force)
         throw_error(fmt::format("{}: output directory exists (use --force to replace it)", out_dir.string()));
-    const std::vector<slot> slots = make_slots(c);
+    const std::vector<slot> slots = make_slots(c, &rep.warnings);
     const std::string python = python_for_code_answers(c, slots);
     // the temporary output directory: created now, so an unwritable location fails before any work
     remove_stale_temp_entries(out_dir.has_parent_path() ? out_dir.parent_path().string() : ".", "data build");
@@ -858,7 +891,7 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
 
     const long nres = out.write_resources(c);
     out.close();
-    const ojson drops = out.write_manifest(c, nres, loop.gates, loop.attempts, (long)slots.size());
+    const ojson drops = out.write_manifest(c, nres, loop.gates, loop.family_drops, loop.attempts, (long)slots.size());
 
     out.staged.publish();
 
@@ -869,6 +902,9 @@ build_report run_build(const build_config& c, bool force, bool show_progress) {
     for (const auto& [k, n] : out.test_n) rep.test += n;
     rep.attempts = loop.attempts;
     for (auto it = drops.begin(); it != drops.end(); ++it) rep.drops[it.key()] = it.value().get<long>();
+    for (auto f = loop.family_drops.begin(); f != loop.family_drops.end(); ++f)
+        for (const char* g : {"solver_error", "status_disagree", "objective_disagree", "reexec_failed"})
+            if (f.value().contains(g)) rep.faults[f.key() + " " + g] = f.value()[g].get<long>();
     return rep;
 }
 

@@ -20,10 +20,10 @@ struct build_config {
     std::string output_dir;
     // SFT samples
     long sft_count = 0;
-    std::vector<std::pair<std::string, double>> families;  // name -> weight (all families, weight 1: balanced)
+    std::vector<std::pair<std::string, double>> families;         // name -> weight (all families, weight 1: balanced)
     std::vector<std::pair<std::string, double>> representations;  // "DP"/"DT"/"DPS" -> weight
-    std::vector<std::pair<std::string, double>> categories;  // "formulation"/"formulation_code"/"code"/"lp_file"
-    std::vector<std::pair<std::string, double>> dialects;    // "pulp"/"gurobipy" -> weight
+    std::vector<std::pair<std::string, double>> categories;       // "formulation"/"formulation_code"/"code"/"lp_file"
+    std::vector<std::pair<std::string, double>> dialects;         // "pulp"/"gurobipy" -> weight
     int difficulty_lo = 1, difficulty_hi = 3;
     double infeasible_share = 0.04, unbounded_share = 0.02;
     // held-out test sets (never used for training: distinct canonical hashes)
@@ -45,6 +45,10 @@ struct build_report {
     long sft = 0, test = 0, cpt = 0, resources = 0;
     long attempts = 0;
     std::map<std::string, long> drops;  // gate -> count
+    // the drops that mean two of our own components disagreed (solvers, re-executed answers) or a solver crashed,
+    // per family: "family gate" -> count. Design drops (few_binding, trivial, design_status, duplicate) are not here.
+    std::map<std::string, long> faults;
+    std::vector<std::string> warnings;  // what the build could not do as configured (a design share no family has)
 };
 
 // Runs the build. Output goes to a temporary directory next to output_dir that is renamed into place at the end;

@@ -14,6 +14,7 @@
 #include "trex/optmodel/ir/glpk_io.hpp"
 #include "trex/optmodel/ir/latex.hpp"
 #include "trex/optmodel/ir/writers.hpp"
+#include "trex/optmodel/render/prose.hpp"
 #include "trex/optmodel/solvers/python_runner.hpp"
 
 namespace trex::optmodel {
@@ -73,137 +74,6 @@ vocab instance_words(const family& f, const instance& in) {
 }
 
 namespace {
-
-std::string value_text(const ojson& v) {
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number()) return format_value(v.get<double>());
-    return v.dump();
-}
-
-std::string with_unit(const std::string& value, const std::string& unit) {
-    if (unit.empty()) return value;
-    if (unit == "$") return "$" + value;
-    if (unit == "%") return value + "%";
-    return value + " " + unit;
-}
-
-struct doc_text {
-    std::string desc, unit;
-};
-
-doc_text doc_words(const param_doc& p, const vocab& v, rng& r) {
-    return {expand(p.desc, v, r), expand(p.unit, v, r)};
-}
-
-// The members of a 1-D parameter's set that it has no value for, said with the parameter's `absent` rule:
-// "Beer C and Beer D have no sales limit." ("" when every member has a value or the rule is empty).
-std::string absent_sentence(const param_doc& p, const ojson& data, const vocab& v, rng& r) {
-    if (p.absent.empty() || p.index.size() != 1) return "";
-    std::vector<std::string> missing;
-    const ojson& map = data.at(p.key);
-    for (const auto& mem : data.at(p.index[0]))
-        if (!map.contains(mem.get<std::string>())) missing.push_back(mem.get<std::string>());
-    if (missing.empty()) return "";
-    vocab w = v;
-    w["have"] = missing.size() == 1 ? "has" : "have";
-    return capitalise(join_and(missing)) + " " + expand(p.absent, w, r) + ".";
-}
-
-// The absent_sentence of every parameter of a group, joined.
-std::string absent_sentences(const std::vector<const param_doc*>& group, const ojson& data, const vocab& v, rng& r) {
-    std::string out;
-    for (const auto* q : group) {
-        const std::string s = absent_sentence(*q, data, v, r);
-        if (!s.empty()) out += (out.empty() ? "" : " ") + s;
-    }
-    return out;
-}
-
-std::string then(const std::string& a, const std::string& b) {
-    return a.empty() ? b : b.empty() ? a : a + " " + b;
-}
-
-// DP: the data of one parameter (or a group of 1-D parameters over the same set) in sentences.
-std::string prose_param(const family& f, const std::vector<const param_doc*>& group, const ojson& data, const vocab& v,
-                        rng& r) {
-    const param_doc& p = *group[0];
-    std::string out;
-    if (p.is_set) {
-        std::vector<std::string> names;
-        for (const auto& x : data.at(p.key)) names.push_back(x.get<std::string>());
-        if (names.size() == 1) return capitalise(expand(p.desc, v, r)) + ": " + names[0] + ".";
-        out = expand("[The {n} " + expand(p.desc, v, r) + " are|There are {n} " + expand(p.desc, v, r) + ":]",
-                     {{"n", std::to_string(names.size())}}, r) +
-              " " + join_and(names) + ".";
-        return out;
-    }
-    if (p.index.empty()) {
-        doc_text d = doc_words(p, v, r);
-        return expand("[The " + d.desc + " is|" + capitalise(d.desc) + ":] ", v, r) +
-               with_unit(value_text(data.at(p.key)), d.unit) + ".";
-    }
-    if (p.index.size() == 1 && group.size() > 1) {  // several parameters over the same set: one sentence per member
-        const ojson& members = data.at(p.index[0]);
-        std::vector<doc_text> ds;
-        for (const auto* q : group) ds.push_back(doc_words(*q, v, r));
-        const int style = r.int_in(0, 1);
-        for (const auto& mem : members) {
-            const std::string m = mem.get<std::string>();
-            std::vector<std::string> parts;
-            for (size_t k = 0; k < group.size(); k++) {
-                const ojson& map = data.at(group[k]->key);
-                if (!map.contains(m)) continue;
-                parts.push_back(style == 0
-                                    ? ds[k].desc + " " + with_unit(value_text(map.at(m)), ds[k].unit)
-                                    : "the " + ds[k].desc + " is " + with_unit(value_text(map.at(m)), ds[k].unit));
-            }
-            if (parts.empty()) continue;
-            out += (out.empty() ? "" : " ") +
-                   (style == 0 ? m + ": " + join_and(parts) + "." : "For " + m + ", " + join_and(parts) + ".");
-        }
-        return then(out, absent_sentences(group, data, v, r));
-    }
-    if (p.index.size() == 1) {
-        doc_text d = doc_words(p, v, r);
-        const ojson& map = data.at(p.key);
-        std::vector<std::string> parts;
-        for (auto it = map.begin(); it != map.end(); ++it)
-            parts.push_back(with_unit(value_text(it.value()), d.unit) + " for " + it.key());
-        const std::string absent = absent_sentence(p, data, v, r);
-        if (parts.empty()) return absent;
-        return then(expand("[The " + d.desc + " is|" + capitalise(d.desc) + ":] ", v, r) + join_and(parts) + ".",
-                    absent);
-    }
-    if (!p.relation.empty()) {  // a 0/1 relation: "Site 9 covers Riverton and Ashland."
-        for (auto it = data.at(p.key).begin(); it != data.at(p.key).end(); ++it) {
-            std::vector<std::string> cols;
-            for (auto jt = it.value().begin(); jt != it.value().end(); ++jt)
-                if (as_double(jt.value()) != 0) cols.push_back(jt.key());
-            if (cols.empty()) continue;
-            vocab w = v;
-            w["row"] = it.key();
-            w["cols"] = join_and(cols);
-            out += (out.empty() ? "" : " ") + expand(p.relation, w, r);
-        }
-        return out;
-    }
-    // two indices: one sentence per row
-    doc_text d = doc_words(p, v, r);
-    const ojson& map = data.at(p.key);
-    const int style = r.int_in(0, 1);
-    for (auto it = map.begin(); it != map.end(); ++it) {
-        std::vector<std::string> parts;
-        for (auto jt = it.value().begin(); jt != it.value().end(); ++jt)
-            parts.push_back(value_text(jt.value()) + " for " + jt.key());
-        out += (out.empty() ? "" : " ");
-        if (style == 0)
-            out += "For " + it.key() + ", the " + d.desc + " is " + join_and(parts);
-        else
-            out += capitalise(d.desc) + " (" + it.key() + "): " + join_and(parts);
-        out += d.unit.empty() ? "." : " (" + d.unit + ").";
-    }
-    return out;
-}
 
 std::string md_cell(const std::string& s) {
     std::string o;
@@ -338,7 +208,7 @@ std::string render_problem(const family& f, const instance& in, representation r
     if (rep == representation::dp) {
         std::string body;
         for (const auto& g : gs) {
-            std::string s = prose_param(f, g, in.data, v, r);
+            std::string s = prose_data(g, in.data, v, r);
             if (!s.empty()) body += s + "\n";
         }
         out += body + "\n";
@@ -347,7 +217,7 @@ std::string render_problem(const family& f, const instance& in, representation r
         for (const auto& g : gs) {
             const param_doc& p = *g[0];
             if (p.is_set) {
-                out += prose_param(f, g, in.data, v, r) + "\n";
+                out += prose_data(g, in.data, v, r) + "\n";
             } else if (p.index.empty()) {
                 doc_text d = doc_words(p, v, r);
                 scalars += "| " + md_cell(capitalise(d.desc)) + " | " +
@@ -377,8 +247,8 @@ std::string render_problem(const family& f, const instance& in, representation r
 
 namespace {
 
-// The numbers written in a text: digit runs with an optional decimal part, not glued to a letter ("CO2", "x_1"),
-// and "twice".
+// The numbers written in a text: digit runs with an optional decimal part and an optional minus sign ("-27", not
+// the hyphen of "06-10"), not glued to a letter ("CO2", "x_1"), and "twice".
 std::vector<std::pair<std::string, double>> text_numbers(const std::string& text) {
     std::vector<std::pair<std::string, double>> out;
     for (size_t at = text.find("twice"); at != std::string::npos; at = text.find("twice", at + 5))
@@ -398,7 +268,10 @@ std::vector<std::pair<std::string, double>> text_numbers(const std::string& text
             while (e < text.size() && std::isdigit((unsigned char)text[e])) e++;
         }
         const bool glued = e < text.size() && (std::isalpha((unsigned char)text[e]) || text[e] == '_');
-        if (!glued) out.push_back({text.substr(i, e - i), std::stod(text.substr(i, e - i))});
+        // a minus sign right before the digits, not a hyphen inside a name ("06-10", "A-1")
+        const bool negative = i > 0 && text[i - 1] == '-' && (i == 1 || !std::isalnum((unsigned char)text[i - 2]));
+        const size_t from = negative ? i - 1 : i;
+        if (!glued) out.push_back({text.substr(from, e - from), std::stod(text.substr(from, e - from))});
         i = e;
     }
     return out;
