@@ -263,3 +263,38 @@ TEST(DataRender, DataPlansNameArcsOnceAndKeepEveryNumber) {
     }
     EXPECT_TRUE(merged);
 }
+
+// The wording pass swaps stock phrases for ones of the same meaning and leaves them where a swap would break the
+// grammar or the meaning.
+TEST(DataRender, WordingSwapsKeepMeaningAndGrammar) {
+    std::set<std::string> seen;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        rng r(seed, 1);
+        const std::string s = vary_wording("Each plant ships at most 40 crates and at least as many as Oxford.", r);
+        EXPECT_NE(s.find("40 crates"), std::string::npos) << s;
+        EXPECT_NE(s.find("at least as many as Oxford"), std::string::npos) << s;  // "no less than as many" is wrong
+        EXPECT_TRUE(s.rfind("Each plant", 0) == 0 || s.rfind("Every plant", 0) == 0) << s;
+        seen.insert(s);
+        rng q(seed, 2);
+        // "each" as a pronoun, after a price or before a verb, stays
+        EXPECT_EQ(vary_wording("Tables cost $3 each. Each can hold 4 and each costs $2.", q),
+                  "Tables cost $3 each. Each can hold 4 and each costs $2.");
+        rng t(seed, 3);
+        const std::string u = vary_wording("A batch cannot exceed the capacity; setups are whole numbers.", t);
+        EXPECT_TRUE(u.find("cannot") != std::string::npos || u.find("may not") != std::string::npos ||
+                    u.find("must not") != std::string::npos)
+            << u;
+        EXPECT_TRUE(u.find("whole numbers") != std::string::npos || u.find("integers") != std::string::npos) << u;
+        EXPECT_EQ(u.find("  "), std::string::npos) << u;
+    }
+    EXPECT_GE(seen.size(), 4u);  // the phrases do vary
+    // "a whole number" becomes "an integer" with its article, never "a integer"
+    bool integer = false;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        rng r(seed, 4);
+        const std::string s = vary_wording("Each count is a whole number.", r);
+        EXPECT_EQ(s.find("a integer"), std::string::npos) << s;
+        integer = integer || s.find("an integer") != std::string::npos;
+    }
+    EXPECT_TRUE(integer);
+}

@@ -117,37 +117,78 @@ TREX_FAMILY(assembly_line_balancing) {
               {"task_pool", "foods"}}},
         };
         f.intro =
-            "[{Org} runs a paced line: every {item} passes the {stations} in order and each {station} has "
-            "at most one cycle time to do its share of the {n_tasks} {tasks}.|{Org} splits the {n_tasks} "
-            "{tasks} needed per {item} among the {stations} of a paced line; the work at any {station} must "
-            "fit into the cycle time.]";
+            "[{Org} runs a paced line: every {item} [passes|moves through|travels past] the {stations} in order and "
+            "each {station} has [at most|no more than] one cycle time to do its share of the {n_tasks} {tasks}.|{Org} "
+            "[splits|divides|distributes] the {n_tasks} {tasks} [needed|required] per {item} among the {stations} of "
+            "a paced line; the work at any {station} [must|has to] fit into the cycle time.|[Every|Each] {item} at "
+            "{org} [requires|goes through] {n_tasks} {tasks}, which are [allocated|assigned] to the {stations} of a "
+            "paced line; [no {station} may get more work than fits into the cycle time|the work given to any "
+            "{station} [cannot|may not] exceed the cycle time].|A paced line [is run by|operates at] {org}: the "
+            "{n_tasks} {tasks} [of|for] [every|each] {item} are [shared among|spread over] its {stations}, [and|while] "
+            "[each|every] {station} [gets|has] [at most|no more than] one cycle time [of work|to finish its part].]";
         f.params = {
             {"tasks", {}, "{tasks}", "", true},
-            {"time", {"tasks"}, "duration", "{unit}"},
+            {"time", {"tasks"}, "[duration|processing time|task time]", "{unit}"},
             {"precedes",
              {"tasks", "tasks"},
-             "precedence (1 if the row {task} must be done before the column {task})",
+             "[precedence (1 if the row {task} must be done before the column {task})|precedence indicator (1 if "
+             "the row {task} has to be done before the column {task})|precedence flag (1 when the row {task} must "
+             "be completed before the column {task})]",
              "",
              false,
              "",
-             "[The {task} {row} must be done before {cols}.|{Task} {row} precedes {cols}.]"},
+             "[The {task} {row} must be done before {cols}.|{Task} {row} precedes {cols}.|{Task} {row} [has to|must] "
+             "be [completed|finished|done] before {cols}.|Before {cols}, {task} {row} [has to|must] be "
+             "[completed|finished|done].]"},
             {"cycle_time", {}, "cycle time", "{unit}"},
-            {"stations", {}, "{stations} that can be opened (in line order)", "", true},
+            {"stations",
+             {},
+             "[{stations} that can be opened (in line order)|{stations} available to open (in line order)|candidate "
+             "{stations} (listed in line order)]",
+             "",
+             true},
         };
         f.constraints = {
-            "[Every {task} is assigned to exactly one {station}.|Each {task} is done at one {station}.]",
-            "[The total duration of the {tasks} at a {station} may not exceed the cycle time, and only opened "
-            "{stations} can take {tasks}.|A {station} works only if it is opened, and its {tasks} must fit into "
-            "the cycle time.]",
+            "[Every {task} [is assigned to|must be assigned to|goes to] exactly one {station}.|Each {task} is "
+            "[done|performed|carried out] at exactly one {station}.|No {task} may be [split between|shared by] "
+            "{stations}: it is [assigned to|done at] exactly one {station}.|[It is required that|We require that] "
+            "[every|each] {task} [be|is] [assigned|allocated] to exactly one {station}.]",
+            "[The [total|combined] duration of the {tasks} at a {station} [may not exceed|must not exceed|cannot be "
+            "more than] the cycle time, and only [opened|open] {stations} can [take|receive|be given] {tasks}.|A "
+            "{station} [works|can be used] only if it is opened, and the [total|combined] duration of its {tasks} "
+            "[must|has to] fit [into|within] the cycle time.|No {task} may be [assigned to|placed at] a {station} "
+            "that is not open, and at [every|each] open {station} the [total|combined] duration of the assigned "
+            "{tasks} [is at most|may not exceed|must not exceed] the cycle time.|If a {station} is [opened|open], "
+            "the [total duration|combined duration|sum of the durations] of the {tasks} [assigned to it|placed "
+            "there] [must|has to] [stay within|be at most] the cycle time; a closed {station} [gets|receives|takes] "
+            "no {tasks}.]",
             "[{Stations} are opened in line order: a {station} can be opened only if the one before it is.|No "
-            "{station} may be opened unless all earlier {stations} are open.]",
+            "{station} may be opened unless all earlier {stations} are open.|A {station} [may|can] be opened only "
+            "if the {station} [just|immediately|directly] before it [is open too|is also open|is open as well].|If "
+            "a {station} is [opened|open], [then] the one [immediately|directly|right] before it [must|has to] be "
+            "open [too|as well].|The {stations} [must|have to] be opened in line order, so [no {station} is open "
+            "while the one before it is closed|a closed {station} is never directly followed by an open one].]",
             "[A {task} may not be done at an earlier {station} than any of its predecessors (the same {station} "
-            "is allowed).|Precedences must be respected: a {task} sits at the same {station} as its predecessors "
-            "or further down the line.]"};
-        f.objective = "[Minimize the number of {stations} opened.|Use as few {stations} as possible.]";
+            "is allowed).|Precedences must be respected: a {task} sits at the same {station} as [all of|each of] its "
+            "predecessors or further down the line.|[Every|Each] {task} [must|has to] be [placed|assigned] at a "
+            "{station} [no earlier in the line than|that does not come before] the {station} of [each|every one] of "
+            "its predecessors.|No {task} may be [placed|done] at a {station} [earlier in the line|further up the "
+            "line] than [any of its predecessors|a {task} that must precede it]; [sharing|using] the same {station} "
+            "is [allowed|permitted|fine].|If one {task} must be done before another, the [latter|second] [must|has "
+            "to] be [at|assigned to] the same {station} [as the former|as the first] or a [later|subsequent] one "
+            "[along|in] the line.]"};
+        f.objective =
+            "[Minimize the number of {stations} opened.|Use as few {stations} as possible.|The [goal|aim|objective] "
+            "is to [open|use] [as few {stations} as possible|the smallest number of {stations}|the minimum number of "
+            "{stations}].|[Balance|Plan] the line so that [as few {stations} as possible are opened|the number of "
+            "open {stations} is [minimal|as small as possible]].|Find [an assignment|a line balance] that "
+            "[opens|needs] the [fewest|smallest number of] {stations}.]";
         f.integrality =
             "[Assignments and openings are yes/no decisions.|A {task} is either at a {station} or "
-            "not, and a {station} is either open or not.]";
+            "not, and a {station} is either open or not.|[Each|Every] decision of [whether|if] a {task} goes to a "
+            "{station}, and of [whether|if] a {station} is opened, is [binary|a yes/no choice].|{Tasks} cannot be "
+            "split [across|between] {stations}, and a {station} is [either fully open or closed|opened whole or not "
+            "at all].]";
         f.decisions = "which {station} does each {task} (binary) and which {stations} are opened (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -59,8 +59,10 @@ TREX_FAMILY(assignment) {
                            {"task", "route"}, {"tasks", "routes"}, {"cost", "operating cost"}, {"unit", "$"},
                            {"worker_pool", "vehicles"}, {"task_pool", "cities"}}},
         };
-        f.intro = "[{Org} must assign {n_tasks} {tasks} to its {n_workers} {workers}.|{Org} has {n_workers} "
-                  "{workers} available and {n_tasks} {tasks} to cover.]";
+        f.intro = "[{Org} [must|has to|needs to] assign {n_tasks} {tasks} to its {n_workers} {workers}.|{Org} has "
+                  "{n_workers} {workers} available and {n_tasks} {tasks} to cover.|There are {n_tasks} {tasks} at "
+                  "{org}, and {n_workers} {workers} [can be|are available to be] assigned to them.|[With|Using] its "
+                  "{n_workers} {workers}, {org} [wants|needs] to cover {n_tasks} {tasks}.]";
         f.params = {
             {"workers", {}, "{workers}", "", true},
             {"tasks", {}, "{tasks}", "", true},
@@ -68,11 +70,21 @@ TREX_FAMILY(assignment) {
         };
         f.constraints = {
             "[Every {task} must be assigned to exactly one {worker}.|Each {task} is handled by exactly one "
-            "{worker}.]",
-            "[A {worker} can take at most one {task}.|No {worker} may be given more than one {task}.]",
+            "{worker}.|[Exactly one|One and only one] {worker} [must|has to] be [assigned to|given] [each|every] "
+            "{task}.|No {task} may be left [uncovered|unassigned] or [shared by|split between] {workers}: [each|every] "
+            "{task} [gets|receives] exactly one {worker}.]",
+            "[A {worker} can take at most one {task}.|No {worker} may be given more than one {task}.|[Each|Every] "
+            "{worker} is assigned [at most|no more than|not more than] one {task}.|It is [not allowed|forbidden] to "
+            "give [any|a single] {worker} two or more {tasks}; [a {worker} may also stay idle|a {worker} may also "
+            "get no {task}].]",
         };
-        f.objective = "[Minimize the total {cost}.|Find the assignment with the smallest total {cost}.]";
-        f.integrality = "[Assignments are all-or-nothing.|A {task} cannot be split between {workers}.]";
+        f.objective = "[Minimize the total {cost}.|Find the assignment with the smallest total {cost}.|The "
+                      "[goal|aim|objective] is to make the [total|overall|combined] {cost} [of the assignment] as "
+                      "[small|low] as possible.|Assign the {workers} so that the [sum of the|total] {cost} "
+                      "[over all assigned pairs|of the chosen pairs] is [minimized|as small as possible].]";
+        f.integrality = "[Assignments are all-or-nothing.|A {task} cannot be split between {workers}.|[Each|Every] "
+                        "{worker}-{task} [pairing|assignment] is a yes/no decision.|[Fractional|Partial] assignments "
+                        "are [not allowed|not permitted|ruled out].]";
         f.decisions = "whether each {worker} is assigned to each {task} (binary)";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in W}\\sum_{j\\in T} c_{ij}\\,x_{ij} \\\\\n"

@@ -75,19 +75,36 @@ TREX_FAMILY(bin_packing) {
                              {"bin", "container"}, {"bins", "containers"}, {"unit", "kg"},
                              {"item_pool", "ingredients"}, {"bin_pool", "sites"}}},
         };
-        f.intro = "[{Org} has to place {n_items} {items} into identical {bins}.|{Org} needs to pack {n_items} "
-                  "{items}; {n_bins} {bins} are on hand.]";
+        f.intro = "[{Org} [has to|must|needs to] place {n_items} {items} into identical {bins}.|{Org} needs to pack "
+                  "{n_items} {items}; {n_bins} {bins} are on hand.|There are {n_items} {items} [to be packed|to "
+                  "place] at {org}, and {n_bins} identical {bins} are [available|on hand] for them.|[Using|With] "
+                  "[up to|at most] {n_bins} identical {bins}, {org} [has to|must] [pack|place] {n_items} {items}.]";
         f.params = {
             {"items", {}, "{items}", "", true},
-            {"bins", {}, "{bins} available", "", true},
+            {"bins", {}, "[{bins} available|available {bins}|{bins} on hand]", "", true},
             {"size", {"items"}, "size", "{unit}"},
-            {"capacity", {}, "capacity of each {bin}", "{unit}"},
+            {"capacity", {}, "[capacity of each {bin}|capacity per {bin}|{bin} capacity]", "{unit}"},
         };
-        f.constraints = {"[Every {item} goes into exactly one {bin}.|Each {item} must be placed in one {bin}.]",
-                         "[The {items} in a {bin} cannot exceed its capacity, and only {bins} in use may hold "
-                         "{items}.|A {bin}'s load is limited by its capacity.]"};
-        f.objective = "[Minimize the number of {bins} used.|Use as few {bins} as possible.]";
-        f.integrality = "[{Items} cannot be split across {bins}.|A {bin} is either used or not.]";
+        f.constraints = {"[Every {item} goes into exactly one {bin}.|Each {item} must be placed in exactly one "
+                         "{bin}.|No {item} may be [left out|left unpacked] or [split|divided] [among|between] "
+                         "{bins}: it [goes into|is put in] exactly one {bin}.|[Exactly one|One and only one] {bin} "
+                         "[must|has to] [receive|hold] [each|every] {item}.]",
+                         "[The [total size of the|combined size of the] {items} in a {bin} cannot exceed its "
+                         "capacity, and only {bins} in use may hold {items}.|A {bin}'s load (the [total|combined] "
+                         "size of its {items}) is limited by its capacity, and [an unused {bin} holds no {items}|no "
+                         "{item} may go into a {bin} that is not used].|No {bin} may [hold|take] {items} whose "
+                         "[total|combined] size [exceeds|is more than] the capacity, and {items} [can|may] only go "
+                         "into {bins} [that are used|in use].|If a {bin} is used, the [sum of the sizes|total size] of "
+                         "the {items} [in it|placed in it] [must|has to] be [at most|no more than] the capacity; "
+                         "[otherwise|if it is not used] it [must stay|stays] empty.]"};
+        f.objective = "[Minimize the number of {bins} used.|Use as few {bins} as possible.|The [goal|aim|objective] "
+                      "is to use [the smallest number of {bins}|the fewest {bins}|as few {bins} as possible].|Pack "
+                      "the {items} so that the number of {bins} [in use|used] is [minimized|as small as possible].]";
+        f.integrality = "[{Items} cannot be split across {bins}, and a {bin} is either used or not.|A {bin} is "
+                        "either used or not, and each {item} goes [wholly|entirely] into one {bin}.|[Every|Each] "
+                        "decision [on|about] [whether|if] an {item} goes into a {bin}, and [whether|if] a {bin} is "
+                        "used, is [binary|a yes/no choice].|[Fractional|Partial] [placements|assignments] of {items} "
+                        "and [partly|partially] used {bins} are [not allowed|ruled out].]";
         f.decisions = "which {bins} are used and which {item} goes into which {bin} (binary)";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{b\\in B} y_b \\\\\n"

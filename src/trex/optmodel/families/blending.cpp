@@ -82,26 +82,46 @@ TREX_FAMILY(blending) {
                             {"product", "formula"}, {"unit", "grams"}, {"ingredient_pool", "foods"},
                             {"attribute_pool", "nutrients"}}},
         };
-        f.intro = "[{Org} produces a batch of {product} by blending {n_ingredients} {ingredients}.|{Org} must decide "
-                  "how much of each of {n_ingredients} {ingredients} goes into a batch of {product}.]";
+        f.intro = "[{Org} [produces|makes|prepares] a batch of {product} by blending {n_ingredients} "
+                  "{ingredients}.|{Org} must decide how much of each of {n_ingredients} {ingredients} goes into a "
+                  "batch of {product}.|A batch of {product} at {org} is [a blend|a mix] of {n_ingredients} "
+                  "{ingredients}, [and|whose] [amounts|quantities] [have to|must] be [chosen|decided].|[To "
+                  "make|For] a batch of {product}, {org} [blends|mixes] {n_ingredients} {ingredients} and [needs "
+                  "to|must] [choose|decide] how much of each to use.]";
         f.params = {
             {"ingredients", {}, "{ingredients}", "", true},
-            {"attributes", {}, "quality attributes", "", true},
-            {"cost", {"ingredients"}, "cost", "$ per {unit}"},
-            {"available", {"ingredients"}, "amount available", "{unit}"},
+            {"attributes", {}, "[quality attributes|quality properties|attributes tracked]", "", true},
+            {"cost", {"ingredients"}, "[cost|unit cost|purchase cost]", "$ per {unit}"},
+            {"available", {"ingredients"}, "[amount available|available amount|available quantity]", "{unit}"},
             {"content", {"ingredients", "attributes"}, "content", "%"},
-            {"min_percent", {"attributes"}, "minimum share in the {product}", "%"},
-            {"max_percent", {"attributes"}, "maximum share in the {product}", "%"},
+            {"min_percent", {"attributes"}, "[minimum share in the {product}|lowest allowed share in the "
+             "{product}|minimum percentage in the {product}]", "%"},
+            {"max_percent", {"attributes"}, "[maximum share in the {product}|highest allowed share in the "
+             "{product}|maximum percentage in the {product}]", "%"},
             {"batch_size", {}, "batch size", "{unit}"},
         };
-        f.constraints = {"[The batch must have exactly the required size.|The amounts used add up to the batch "
-                         "size.]",
+        f.constraints = {"[The batch must have exactly the required size.|The amounts used add up to [exactly] the "
+                         "batch size.|The [total|combined] amount of {ingredients} [used|blended] [must|has to] "
+                         "equal the batch size [exactly].|[Exactly|Precisely] the batch size [must|has to] be "
+                         "produced: the [amounts|quantities] of all {ingredients} [sum|add up] to it.]",
                          "[For each attribute, the share in the final {product} (the content-weighted average of "
                          "the {ingredients}) must lie between its minimum and maximum.|Each attribute's percentage "
-                         "in the blend must stay within its limits.]",
-                         "[No more of an ingredient can be used than is available.|Availability limits each "
-                         "ingredient.]"};
-        f.objective = "[Minimize the cost of the batch.|Find the cheapest blend.]";
+                         "in the blend (the content-weighted average of the {ingredients}) must stay within its "
+                         "[minimum and maximum|lower and upper limits].|[For every|For each] attribute, the "
+                         "[content-weighted average|weighted average content] of the {ingredients} [used|in the "
+                         "batch] [may not|must not] [fall below|drop below] its minimum share [nor|or] [exceed|rise "
+                         "above] its maximum share.|No attribute may [end up|be] [below its minimum|under its "
+                         "minimum] or [above its maximum|over its maximum] share in the {product}, [where|with] the "
+                         "share [being|computed as] the content-weighted average of the {ingredients}.]",
+                         "[No more of [any|each] of the {ingredients} can be used than is available.|[Availability "
+                         "limits|The amount available caps] [each|every one] of the {ingredients}.|[The amount used "
+                         "of each of the {ingredients}|The quantity used of each of the {ingredients}] [may not|must not|cannot] "
+                         "exceed [its|the] available amount.|[Each|Every one] of the {ingredients} [can|may] be used "
+                         "[only up to its availability|in at most the amount available].]"};
+        f.objective = "[Minimize the cost of the batch.|Find the cheapest blend.|The [goal|aim|objective] is the "
+                      "[lowest|smallest] [total|overall] cost of the {ingredients} [in the batch|blended].|[Blend|Mix] "
+                      "the {ingredients} [so that|such that] the [total|overall] cost of the batch is [as low as "
+                      "possible|minimal].]";
         f.decisions = "the amount of each ingredient in the batch";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in I} c_i\\,x_i \\\\\n"

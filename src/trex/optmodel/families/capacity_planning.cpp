@@ -62,21 +62,44 @@ TREX_FAMILY(capacity_planning) {
                             {"out", "subcontracting"}, {"period_pool", "periods"}}},
         };
         f.intro = "[{Org} faces growing demand over {n_periods} periods.|{Org} must plan capacity for the next "
-                  "{n_periods} periods as demand grows.]";
+                  "{n_periods} periods as demand grows.|Demand at {org} [is growing|keeps growing|rises], and "
+                  "capacity [has to|must] be planned for the [next|coming] {n_periods} periods.|[Over|For] the "
+                  "[next|coming] {n_periods} periods, {org} [expects|faces] [growing|rising] demand and [must|has "
+                  "to] plan its capacity [accordingly|for it].]";
         f.params = {
             {"periods", {}, "periods", "", true},
             {"demand", {"periods"}, "demand", "{unit}"},
-            {"initial_capacity", {}, "current capacity", "{unit}"},
-            {"module_size", {}, "capacity added by one {module}", "{unit}"},
-            {"module_cost", {"periods"}, "cost of a {module} bought in the period", "$"},
-            {"outsourcing_cost", {"periods"}, "cost of covering a shortfall by {out}", "$ per {unit}"},
+            {"initial_capacity", {}, "[current capacity|capacity available today|existing capacity]", "{unit}"},
+            {"module_size", {}, "[capacity added by one {module}|capacity of one {module}|capacity each {module} "
+             "adds]", "{unit}"},
+            {"module_cost", {"periods"}, "[cost of a {module} bought in the period|price of one {module} bought in "
+             "the period|cost per {module} purchased in the period]", "$"},
+            {"outsourcing_cost", {"periods"}, "[cost of covering a shortfall by {out}|cost of meeting a shortfall "
+             "by {out}|shortfall cost when {out}]", "$ per {unit}"},
         };
         f.constraints = {"[Capacity bought in a period remains available in all later periods.|Added {module}s are "
-                         "permanent.]",
-                         "[In each period, capacity plus outsourced amount must cover demand.|Any demand above "
-                         "capacity has to be outsourced.]"};
-        f.objective = "[Minimize the total cost of {module}s and outsourcing.|Find the cheapest expansion plan.]";
-        f.integrality = "[{Module}s are bought in whole numbers.|Only whole {module}s can be bought.]";
+                         "permanent: [they stay|each one stays] in service from the period [of purchase|it is "
+                         "bought] onward.|[Once|After] a {module} is bought, its capacity [stays available|remains "
+                         "usable] in that period and [every|each|all] later [one|period|periods].|No {module} is "
+                         "[ever|later] [removed|retired]: [capacity added|capacity bought] in a period [counts|is "
+                         "available] in that period and in all [later|following|subsequent] ones.]",
+                         "[In each period, [capacity|the current capacity plus all {module}s bought so far] plus the "
+                         "outsourced amount must cover demand.|Any demand above capacity has to be outsourced: in "
+                         "[each|every] period, capacity plus the outsourced amount [is at least|may not be less "
+                         "than] the demand.|[For each|In every] period, the demand [must|has to] be [at most|no more "
+                         "than|not more than] the [available|installed] capacity plus [the amount outsourced|what is "
+                         "outsourced].|No period's demand may [go|be left] uncovered: the [installed|available] "
+                         "capacity [that period|in that period], together with the outsourced amount, [has to|must] "
+                         "[reach|be at least] it.]"};
+        f.objective = "[Minimize the total cost of {module}s and outsourcing.|Find the cheapest expansion plan, "
+                      "counting {module}s and outsourcing.|The [goal|aim|objective] is to [keep|make] the "
+                      "[total|combined|overall] cost of [buying {module}s|{module} purchases] and [outsourcing|{out}] "
+                      "as [low|small] as possible.|[Plan|Choose] the purchases and [the outsourcing|outsourced "
+                      "amounts] so that the [total|overall] cost of {module}s [plus|and] outsourcing is "
+                      "[minimized|minimal].]";
+        f.integrality = "[{Module}s are bought in whole numbers.|Only whole {module}s can be bought.|The number of "
+                        "{module}s [bought|purchased] in [a|each] period [must|has to] be a whole number.|[Buying "
+                        "part of a {module} is|Fractional purchases of {module}s are] not [possible|allowed].]";
         f.decisions = "how many {module}s to buy in each period (integer) and how much to outsource";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{t\\in T} (c_t\\,z_t + o_t\\,y_t) \\\\\n"

@@ -115,35 +115,49 @@ TREX_FAMILY(capital_budgeting) {
               {"period_pool", "periods"}}},
         };
         f.intro =
-            "[{Org} is choosing among {n_projects} {projects}, each of which "
-            "needs cash in some of the next "
-            "{n_periods} periods.|{Org} must decide which of {n_projects} "
-            "{projects} to fund; every selected "
-            "{project} draws cash over the next {n_periods} periods.]";
+            "[{Org} is [choosing|selecting] among {n_projects} {projects}, each of which needs cash in some of the "
+            "next {n_periods} periods.|{Org} must decide which of {n_projects} {projects} to fund; every selected "
+            "{project} draws cash over the next {n_periods} periods.|There are {n_projects} {projects} [on the "
+            "table|under consideration] at {org}, and [each|every] one [requires|draws] cash in some of the "
+            "[next|coming] {n_periods} periods.|[Over|For] the [next|coming] {n_periods} periods, {org} [has "
+            "to|must] [decide|choose] which of {n_projects} {projects} to [fund|finance]; [a funded one|each funded "
+            "{project}] [needs|draws] cash in some of those periods.]";
         f.params = {
             {"projects", {}, "{projects}", "", true},
             {"periods", {}, "periods", "", true},
-            {"npv", {"projects"}, "net present value", "{money}"},
-            {"outlay", {"projects", "periods"}, "cash outlay if selected", "{money}"},
-            {"budget", {"periods"}, "capital budget", "{money}"},
-            {"required", {}, "{projects} that must be funded (already committed)", "", true},
+            {"npv", {"projects"}, "[net present value|NPV|net present value (NPV)]", "{money}"},
+            {"outlay", {"projects", "periods"}, "[cash outlay if selected|cash needed if funded|outlay when "
+             "selected]", "{money}"},
+            {"budget", {"periods"}, "[capital budget|budget available|capital available]", "{money}"},
+            {"required",
+             {},
+             "[{projects} that must be funded (already committed)|already committed {projects} (must be "
+             "funded)|{projects} committed in advance (must be funded)]",
+             "",
+             true},
         };
         f.constraints = {
-            "[In every period the outlays of the selected {projects} "
-            "may not exceed that period's budget.|The "
-            "cash spent on selected {projects} in each period must "
-            "stay within the budget of that period.]",
-            "[Every committed {project} must be selected.|The "
-            "committed {projects} have to be part of the "
-            "selection.]"};
+            "[In every period the [total] outlays of the selected {projects} [may not|must not|cannot] exceed that "
+            "period's budget.|The cash spent on selected {projects} in each period must stay within the budget of "
+            "that period.|No period may [see|have] [total|combined] outlays on the [chosen|selected] {projects} "
+            "[above|beyond|exceeding] its [budget|capital budget].|[Period by period|For each period], the "
+            "[combined|total] [outlay|cash outlay] of the [chosen|selected] {projects} [is at most|may not be more "
+            "than] [that period's budget|the budget for that period].]",
+            "[Every committed {project} must be selected.|The committed {projects} have to be part of the "
+            "selection.|[Already committed|Committed] {projects} [must be funded in any case|cannot be dropped from "
+            "the selection].|[The selection|Any plan] [must include|has to contain] [every|each] committed "
+            "{project}.]"};
         f.objective =
-            "[Maximize the total net present value of the selected "
-            "{projects}.|Choose the {projects} that give the "
-            "largest total net present value.]";
+            "[Maximize the total net present value of the selected {projects}.|Choose the {projects} that give the "
+            "largest total net present value.|[Pick|Select] the {projects} [so as to|to] [make|get] the "
+            "[combined|overall|total] net present value [of the selection] as [large|high] as possible.|The "
+            "[aim|goal] is the [highest|largest] [total|combined] net present value [of the chosen {projects}|from "
+            "the {projects} funded].]";
         f.integrality =
-            "[Each {project} is either funded completely or not at "
-            "all.|A {project} cannot be funded "
-            "partially.]";
+            "[Each {project} is either funded completely or not at all.|A {project} cannot be funded "
+            "partially.|[Partial funding of a {project}|Funding part of a {project}] is [not possible|ruled "
+            "out].|[Every|Each] {project} is [all or nothing|taken whole or not at all]: it is [either] selected "
+            "[in full|completely] or [rejected|not at all].]";
         f.decisions = "which {projects} to fund (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -107,52 +107,71 @@ TREX_FAMILY(cash_flow) {
               {"period_pool", "periods"}}},
         };
         f.intro =
-            "[{Org} is planning the cash position for the next {n_periods} "
-            "periods.|{Org} must cover the cash needs "
-            "of the next {n_periods} periods using a credit line and "
-            "short-term investments.]";
+            "[{Org} is planning the cash position for the next {n_periods} periods.|{Org} must cover the cash needs "
+            "of the next {n_periods} periods using a credit line and short-term investments.|[Over|For] the "
+            "[next|coming] {n_periods} periods, {org} [has to|must|needs to] [manage|plan] the cash position, "
+            "[using|with] a credit line and {invest}.|The cash needs of the [next|coming] {n_periods} periods "
+            "[have to|must] be [covered|met] by {org}, [who|which] [can draw on|has access to] a credit line and "
+            "{invest}.]";
         f.params = {
             {"periods", {}, "periods", "", true},
-            {"net_flow", {"periods"}, "net operating cash flow (negative: an outflow)", "{money}"},
-            {"opening_cash", {}, "cash on hand before the first period", "{money}"},
-            {"min_cash", {}, "minimum cash balance to keep at the end of every period", "{money}"},
-            {"credit_limit", {}, "most that can be drawn on the credit line in a period", "{money}"},
+            {"net_flow", {"periods"}, "[net operating cash flow (negative: an outflow)|net cash flow from operations "
+             "(negative: an outflow)|operating net cash flow (a negative value is an outflow)]", "{money}"},
+            {"opening_cash", {}, "[cash on hand before the first period|opening cash balance before the first "
+             "period|cash available before the first period]", "{money}"},
+            {"min_cash", {}, "[minimum cash balance to keep at the end of every period|lowest cash balance allowed "
+             "at the end of any period|required minimum cash balance at the end of each period]", "{money}"},
+            {"credit_limit", {}, "[most that can be drawn on the credit line in a period|credit limit per "
+             "period|largest draw allowed on the credit line in one period]", "{money}"},
             {"credit_rate",
              {},
-             "interest rate on the credit line per period, as a fraction (a draw is repaid with "
-             "interest in the "
-             "next period)",
+             "[interest rate on the credit line per period, as a fraction (a draw is repaid with interest in the "
+             "next period)|per-period interest rate of the credit line, as a fraction (each draw is repaid with "
+             "interest in the next period)|interest charged per period on credit, as a fraction (a draw is paid "
+             "back with interest one period later)]",
              ""},
             {"invest_rate",
              {},
-             "return of {invest} per period, as a fraction (money invested comes back with the "
-             "return in the "
-             "next period)",
+             "[return of {invest} per period, as a fraction (money invested comes back with the return in the "
+             "next period)|per-period return on {invest}, as a fraction (the money invested and its return come "
+             "back in the next period)|return earned per period by {invest}, as a fraction (money invested is "
+             "paid back with the return one period later)]",
              ""},
         };
         f.constraints = {
-            "[The cash at the end of a period is the previous cash "
-            "plus the net flow, plus new credit and maturing "
-            "{invest}, minus the repayment of last period's credit "
-            "with interest and minus new {invest}.|Cash "
-            "balances carry over: each period adds its net flow, the "
-            "new draw on the credit line and the "
-            "{invest} maturing with their return, and subtracts the "
-            "repayment of the previous draw with interest "
-            "and the money newly invested.]",
-            "[The cash balance may never fall below the minimum.|At "
-            "the end of every period the cash on hand must "
-            "be at least the required minimum.]",
-            "[Each draw on the credit line is limited.|A period's "
-            "draw may not exceed the credit limit.]"};
+            "[The cash at the end of a period is the previous cash (the opening cash for the first period) plus "
+            "the net flow, plus new credit and maturing {invest} with their return, minus the repayment of last "
+            "period's credit with interest and minus new {invest}.|Cash balances carry over: each period adds its "
+            "net flow, the new draw on the credit line and the {invest} maturing with their return, and subtracts "
+            "the repayment of the previous draw with interest and the money newly invested.|[A period's closing "
+            "cash|The cash left at the end of a period] [equals|is] the [previous|preceding] period's closing cash "
+            "(the opening cash [for|in] the first period), [plus|with] the period's net flow, [plus|and] [the new "
+            "credit drawn|this period's draw on the credit line], [plus|and] the {invest} [coming due|maturing] "
+            "with their return, [minus|less] [last period's draw repaid with interest|the repayment, with "
+            "interest, of the previous draw] and [minus|less] the money [newly|freshly] put into {invest}.|[Starting "
+            "from|Beginning with] the opening cash, [each|every] period's closing balance [is obtained|follows] by "
+            "adding the net flow, the [new|fresh] credit draw and the [maturing|returning] {invest} with "
+            "their return, then subtracting the [previous draw|last period's draw] with [its] interest and the "
+            "amount newly invested.]",
+            "[The cash balance may never fall below the minimum.|At the end of every period the cash on hand must "
+            "be at least the required minimum.|No period may [end|close] with [less cash than|a balance below] the "
+            "[required|stated] minimum.|The [closing|end-of-period] [cash|balance] [has to|must] [stay|remain] [at "
+            "or above|no lower than] the minimum [in every period|each period].]",
+            "[Each draw on the credit line is limited to the credit limit.|A period's draw may not exceed the "
+            "credit limit.|In [any|each] period, [at most|no more than] the credit limit [can|may] be "
+            "drawn.|The credit [drawn|taken] [per period|in a period] [is capped at|may not go above] the credit "
+            "limit.|[Borrowing|Drawing] more than the credit limit in [one|a single] period is [not "
+            "allowed|forbidden].]"};
         f.objective =
-            "[Maximize the wealth at the end of the last period: final "
-            "cash plus the {invest} with their return, "
-            "minus the last draw on the credit line with its "
-            "interest.|Find the plan that leaves the most money at "
-            "the end of the horizon, counting the last period's {invest} "
-            "with their return and the last credit "
-            "draw with its interest.]";
+            "[Maximize the wealth at the end of the last period: final cash plus the {invest} with their return, "
+            "minus the last draw on the credit line with its interest.|Find the plan that leaves the most money at "
+            "the end of the horizon, counting the last period's {invest} with their return and the last credit "
+            "draw with its interest.|The [goal|aim] is the [largest|highest] [final wealth|wealth at the end of "
+            "the horizon]: the cash at the end of the last period, [plus|and] the last period's {invest} [with "
+            "their return|including their return], [minus|less] the last [draw|credit drawn] [with|including] its "
+            "interest.|[Plan|Choose] the [borrowing|credit draws] and [investments|{invest}] so that [the final "
+            "cash|the closing cash of the last period], plus the last period's {invest} with their return and "
+            "minus the last period's draw with its interest, is as [large|high] as possible.]";
         f.decisions =
             "the cash balance, the draw on the credit line and the "
             "amount invested in each period";

@@ -44,6 +44,14 @@ inline std::string nm(const char* prefix, int i, int j) {
     return fmt::format("{}_{}_{}", prefix, i + 1, j + 1);
 }
 
+// A letter label for the k-th of many like things (0 -> "A", 25 -> "Z", 26 -> "AA", 27 -> "AB"): names without
+// digits, so they stay apart from the data's numbers.
+inline std::string letters(int k) {
+    std::string s(1, (char)('A' + k % 26));
+    if (k >= 26) s.insert(s.begin(), (char)('A' + (k / 26 - 1) % 26));
+    return s;
+}
+
 inline double sum(const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;

@@ -16,7 +16,7 @@ void generate(gen_context &g) {
   for (int t = 0; t < nt; t++)
     T.push_back(fmt::format("{} {}", trip, 101 + t));
   for (int k = 0; k < nd; k++)
-    D.push_back(fmt::format("duty {}", k + 1));
+    D.push_back("duty " + letters(k));
   std::vector<std::vector<double>> cover(nd, std::vector<double>(nt, 0));
   // a hidden partition first (so an exact cover exists), then duties drawn at
   // random
@@ -102,31 +102,40 @@ TREX_FAMILY(crew_scheduling) {
           {"trip_label", "job"},
           {"crew", "field crew"}}},
     };
-    f.intro = "[{Org} has to staff {n_trips} {trips} and has priced {n_duties} "
-              "candidate duties, each a "
-              "sequence of {trips} one {crew} can work.|{Org} must choose "
-              "{crew} duties among {n_duties} "
-              "candidates to cover {n_trips} {trips}.]";
+    f.intro = "[{Org} has to staff {n_trips} {trips} and has priced {n_duties} candidate duties, each a "
+              "sequence of {trips} one {crew} can work.|{Org} must choose {crew} duties among {n_duties} "
+              "candidates to cover {n_trips} {trips}.|There are {n_trips} {trips} [to staff|to be staffed] at "
+              "{org}, and {n_duties} candidate {crew} duties [have been|were] priced, each [a sequence|a chain] of "
+              "{trips} that one {crew} can [work|handle].|[To cover|For] its {n_trips} {trips}, {org} [selects|has "
+              "to select|must pick] {crew} duties from {n_duties} [priced|costed] candidates.]";
     f.params = {
         {"trips", {}, "{trips}", "", true},
-        {"duties", {}, "candidate duties", "", true},
+        {"duties", {}, "[candidate duties|duties to choose from|candidate {crew} duties]", "", true},
         {"cost", {"duties"}, "cost", "$"},
         {"covers",
          {"duties", "trips"},
-         "{trips} covered",
+         "[{trips} covered|{trips} included|{trips} worked]",
          "",
          false,
          "",
-         "[{Row} covers {cols}.|{Row} works {cols}.]"},
+         "[{Row} covers {cols}.|{Row} works {cols}.|{Row} [consists of|is made up of] {cols}.|If {row} is "
+         "chosen, it covers {cols}.]"},
     };
-    f.constraints = {"[Every {trip} must be covered by exactly one chosen "
-                     "duty: no gaps and no two {crew}s on "
-                     "the same {trip}.|Each {trip} is worked by exactly one of "
-                     "the chosen duties.]"};
-    f.objective = "[Minimize the total cost of the chosen duties.|Find the "
-                  "cheapest set of duties.]";
+    f.constraints = {"[Every {trip} must be covered by exactly one chosen duty: no gaps and no two {crew}s on "
+                     "the same {trip}.|Each {trip} is worked by exactly one of the chosen duties.|[Exactly "
+                     "one|One and only one] [chosen|selected] duty [must|has to] cover [each|every] {trip}.|No "
+                     "{trip} may be left [uncovered|unstaffed] or covered [twice|more than once]: [each|every] "
+                     "{trip} [belongs to|is in] exactly one [chosen|selected] duty.|[It is required that|We require "
+                     "that] [every|each] {trip} [be|is] covered by [exactly one|one and only one] of the [chosen|"
+                     "selected] duties.]"};
+    f.objective = "[Minimize the total cost of the chosen duties.|Find the cheapest set of duties.|The "
+                  "[goal|aim|objective] is to [keep|make] the [total|combined|overall] cost of the [selected|chosen] "
+                  "duties as [low|small] as possible.|[Choose|Select] the duties so that their [total|combined] cost "
+                  "is [minimized|as small as possible].]";
     f.integrality =
-        "[A duty is either chosen or not.|Duties cannot be chosen in part.]";
+        "[A duty is either chosen or not.|Duties cannot be chosen in part.|[Choosing a duty|The choice of each "
+        "duty] is a yes/no [choice|decision].|[Partial|Fractional] [selection|choice] of a duty is [not allowed|ruled "
+        "out].]";
     f.decisions = "which duties to choose (binary)";
     f.latex = "\\begin{aligned}\n"
               "\\min\\;& \\sum_{k\\in D} c_k\\,x_k \\\\\n"

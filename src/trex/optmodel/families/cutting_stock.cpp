@@ -81,19 +81,35 @@ TREX_FAMILY(cutting_stock) {
                              {"stocks", "reclaimed beams"}, {"piece", "board"}, {"pieces", "boards"}}},
         };
         f.intro = "[{Org} cuts {stocks} into narrower {pieces} to fill {n_orders} orders.|{Org} receives "
-                  "orders for {pieces} of {n_orders} widths, cut from standard {stocks}.]";
+                  "orders for {pieces} of {n_orders} widths, cut from standard {stocks}.|There are {n_orders} "
+                  "orders [at|for] {org}, [each|every one] for {pieces} of [one|a single] width, [and they are|all] "
+                  "cut from standard {stocks}.|[Standard|Full-width] {stocks} are cut by {org} into narrower {pieces} "
+                  "[to fill|to meet|to satisfy] {n_orders} orders.]";
         f.params = {
-            {"orders", {}, "orders (by width)", "", true},
-            {"patterns", {}, "cutting patterns", "", true},
-            {"roll_width", {}, "width of a {stock}", "cm"},
+            {"orders", {}, "[orders (by width)|orders (one per width)|orders (each for one width)]", "", true},
+            {"patterns", {}, "[cutting patterns|available cutting patterns|patterns to cut with]", "", true},
+            {"roll_width", {}, "[width of a {stock}|{stock} width|full width of one {stock}]", "cm"},
             {"width", {"orders"}, "width", "cm"},
-            {"quantity", {"orders"}, "number of {pieces} ordered", ""},
-            {"pieces", {"patterns", "orders"}, "{pieces} obtained per {stock}", ""},
+            {"quantity", {"orders"}, "[number of {pieces} ordered|ordered number of {pieces}|{pieces} ordered]", ""},
+            {"pieces", {"patterns", "orders"}, "[{pieces} obtained per {stock}|{pieces} cut from one {stock}|"
+             "number of {pieces} yielded per {stock}]", ""},
         };
         f.constraints = {"[Each order must be filled: the patterns used must yield at least the ordered number "
-                         "of {pieces}.|At least the ordered quantity of every width has to be produced.]"};
-        f.objective = "[Minimize the number of {stocks} cut.|Use as few {stocks} as possible.]";
-        f.integrality = "[Each pattern is applied to a whole number of {stocks}.|{Stocks} are cut whole.]";
+                         "of {pieces}.|At least the ordered quantity of every width has to be produced.|[For "
+                         "each|For every] order, the {pieces} [obtained|cut] [across|over] all patterns used [must|"
+                         "have to] [reach|be at least] the ordered quantity; [surplus|extra] {pieces} are "
+                         "[allowed|fine].|No order may [fall short|be short]: the [total|combined] number of its "
+                         "{pieces} [cut|produced] [is at least|must be at least|may not be less than] the quantity "
+                         "ordered.|[Cut enough {stocks}|Choose the cuts] so that [each|every] width [gets|receives] "
+                         "[at least|no fewer than] the ordered number of {pieces}.]"};
+        f.objective = "[Minimize the number of {stocks} cut.|Use as few {stocks} as possible.|The [goal|aim|"
+                      "objective] is to cut the [smallest|lowest] [possible] [number|total number] of {stocks}.|"
+                      "[Fill|Meet] the orders [while cutting|using] [as few {stocks} as possible|the fewest {stocks}]"
+                      ".]";
+        f.integrality = "[Each pattern is applied to a whole number of {stocks}.|{Stocks} are cut whole: the number "
+                        "cut with each pattern is a whole number.|The number of {stocks} [cut|processed] with "
+                        "[each|every] pattern [must|has to] be [an integer|a whole number].|[A pattern cannot be "
+                        "applied to part of a {stock}|No pattern may be used on a fraction of a {stock}].]";
         f.decisions = "how many {stocks} to cut with each pattern (integer)";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{p\\in P} n_p \\\\\n"

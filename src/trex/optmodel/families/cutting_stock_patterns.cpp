@@ -161,27 +161,48 @@ TREX_FAMILY(cutting_stock_patterns) {
             "[{Org} must cut {pieces} for {n_items} {items} out of identical {stocks}; no cutting patterns are "
             "given, so the plan decides which {pieces} come out of which {stock}.|{Org} has {n_rolls} identical "
             "{stocks} in stock and has to cut them into {pieces} for {n_items} {items}, choosing freely how each "
-            "{stock} is cut.]";
+            "{stock} is cut.|[Out of|From] {n_rolls} identical {stocks}, {org} [needs to|has to|must] cut {pieces} "
+            "for {n_items} {items}; [there are no given patterns|no patterns are fixed in advance], so [the plan "
+            "itself|the plan] [decides|chooses] how [each|every] {stock} is cut.|There are {n_items} {items} to "
+            "[serve|supply] at {org}, [whose|and their] {pieces} [must|have to] be cut from {n_rolls} identical "
+            "{stocks}; how [each|every] {stock} is cut is [left to the plan|part of the decision].]";
         f.params = {
-            {"rolls", {}, "{stocks} available", "", true},
+            {"rolls", {}, "[{stocks} available|available {stocks}|{stocks} on hand]", "", true},
             {"items", {}, "{item_set}", "", true},
-            {"stock_width", {}, "{size} of every {stock}", "{lunit}"},
-            {"width", {"items"}, "{size} of one {piece}", "{lunit}"},
-            {"demand", {"items"}, "number of {pieces} required", ""},
+            {"stock_width", {}, "[{size} of every {stock}|{size} of each {stock}|{stock} {size}]", "{lunit}"},
+            {"width", {"items"}, "[{size} of one {piece}|{piece} {size}|{size} of each {piece}]", "{lunit}"},
+            {"demand", {"items"}, "[number of {pieces} required|required number of {pieces}|{pieces} needed]", ""},
         };
         f.constraints = {
             "[The {pieces} cut from one {stock} may not exceed its {size} in total, and nothing can be cut from a "
-            "{stock} that is not used.|A {stock} can only be cut if it is used, and the {pieces} taken from it must "
-            "fit within its {size}.]",
+            "{stock} that is not used.|A {stock} can only be cut if it is used, and the [total|combined] {size} of "
+            "the {pieces} taken from it must fit within its {size}.|No {stock} may [give|yield] {pieces} whose "
+            "[total|combined] {size} [exceeds|is more than] the {size} of the {stock}, and [unused {stocks} yield no "
+            "{pieces}|a {stock} that is not used yields nothing].|If a {stock} is used, the [sum of the|total] "
+            "{size} of the {pieces} cut from it [must|has to] be [at most|no more than] its {size}; [otherwise|if it "
+            "is not used] no {pieces} [may|can] be cut from it.]",
             "[At least the required number of {pieces} must be cut for every one of the {items}.|Every requirement "
-            "must be met in full.]",
+            "must be met in full: [each|every one] of the {items} [gets|receives] at least its required number of "
+            "{pieces}.|[For each|For every one] of the {items}, the {pieces} cut [across|from] all {stocks} [must|"
+            "have to] [total|add up to] [at least|no less than] the [required number|number required].|None of "
+            "the {items} may [be short of|fall short of] its required number of {pieces}; [surplus|extra] {pieces} "
+            "are [allowed|fine].]",
             "[To avoid equivalent plans, the {stocks} are used in the order listed: a {stock} may only be used if "
             "the one before it is used.|The {stocks} are opened in their listed order (a {stock} is used only if its "
-            "predecessor is).]"};
-        f.objective = "[Minimize the number of {stocks} used.|Use as few {stocks} as possible.]";
+            "predecessor is).|A {stock} [can|may] be used only if the {stock} [listed|just|immediately] before it is "
+            "[used too|also used|used as well].|If a {stock} is used, [then] the one [immediately|directly|right] "
+            "before it in the list [must|has to] be used [too|as well]; [this|that] [rules out|removes] "
+            "[equivalent|symmetric] plans.]"};
+        f.objective = "[Minimize the number of {stocks} used.|Use as few {stocks} as possible.|The [goal|aim|"
+                      "objective] is to [use|cut into] [as few {stocks} as possible|the smallest number of {stocks}]."
+                      "|[Plan|Organize] the cutting so that the number of {stocks} used is [minimized|as small as "
+                      "possible].]";
         f.integrality =
             "[The number of {pieces} cut from a {stock} is a whole number, and each {stock} is either used or "
-            "not.|{Pieces} come in whole numbers and a {stock} is used or left intact.]";
+            "not.|{Pieces} come in whole numbers and a {stock} is used or left intact.|[Each|Every] {stock} is "
+            "[either used or not|used or not, with no middle ground], and the {pieces} cut from it [are|come in] "
+            "whole numbers.|[Fractional|Partial] {pieces} are [not allowed|ruled out], and the decision to use a "
+            "{stock} is [yes/no|binary].]";
         f.decisions = "which {stocks} to use (binary) and how many {pieces} of each kind to cut from each (integer)";
         f.latex =
             "\\begin{aligned}\n"

@@ -80,23 +80,45 @@ TREX_FAMILY(cvrp) {
                             {"cust_pool", "hospitals"}}},
         };
         f.intro = "[{Org} serves {n_demand} {custs} from one depot with a fleet of identical {vehs}.|{Org} plans "
-                  "routes of {vehs} that start and end at the depot and visit {n_demand} {custs}.]";
+                  "routes of {vehs} that start and end at the depot and visit {n_demand} {custs}.|There are "
+                  "{n_demand} {custs} [to serve|to be served] by {org}, [using|with] identical {vehs} that [leave "
+                  "from|start at] [one|a single] depot and return to it.|[Starting and ending|Based] at [one|a "
+                  "single] depot, the identical {vehs} of {org} [must|have to] [serve|visit] {n_demand} {custs}.]";
         f.params = {
-            {"locations", {}, "locations (the depot first)", "", true},
+            {"locations", {}, "[locations (the depot first)|locations (depot listed first)|places (the depot "
+             "first)]", "", true},
             {"depot", {}, "depot", ""},
             {"demand", {"locations"}, "demand", "{unit}"},
-            {"vehicles", {}, "number of {vehs} available", ""},
-            {"capacity", {}, "capacity of each {veh}", "{unit}"},
+            {"vehicles", {}, "[number of {vehs} available|number of available {vehs}|size of the {veh} fleet]", ""},
+            {"capacity", {}, "[capacity of each {veh}|capacity per {veh}|{veh} capacity]", "{unit}"},
             {"distance", {"locations", "locations"}, "distance", "km"},
         };
-        f.constraints = {"[Each {cust} is visited exactly once.|Every {cust} is served by exactly one visit.]",
+        f.constraints = {"[Each {cust} is visited exactly once: one {veh} arrives and one leaves.|Every {cust} is "
+                         "served by exactly one visit, entered once and left once.|[Exactly one|One and only one] "
+                         "{veh} [arrives at|enters] [each|every] {cust}, and exactly one [leaves|departs from] "
+                         "it.|No {cust} may be [skipped|missed] or [visited twice|visited more than once]: "
+                         "[each|every] {cust} has exactly one incoming and exactly one outgoing leg.]",
                          "[At most the available number of {vehs} leave the depot.|The fleet size limits the number "
-                         "of routes.]",
+                         "of routes: [no more|not more] [{vehs}|routes] than available [may|can] leave the "
+                         "depot.|The number of {vehs} [leaving|departing from] the depot [may not|must not|cannot] "
+                         "exceed the number available.|[No more than|At most] the available {vehs} [can|may] "
+                         "[start|begin] a route at the depot.]",
                          "[The demand delivered on one route may not exceed the {veh} capacity, and routes may not "
-                         "form cycles that avoid the depot.|Each route respects the capacity and starts at the "
-                         "depot.]"};
-        f.objective = "[Minimize the total distance travelled.|Find routes of minimum total length.]";
-        f.integrality = "[Each leg is either driven or not.|Routing decisions are yes/no.]";
+                         "form cycles that avoid the depot.|Each route starts and ends at the depot and its "
+                         "[total|combined] demand respects the capacity.|No route may [carry|serve] more [total "
+                         "demand|demand in total] than the capacity of a {veh}, and every route [must|has to] pass "
+                         "through the depot (no cycles among {custs} only).|[Every|Each] route [must|has to] "
+                         "[begin|start] and end at the depot, with the [total|combined|summed] demand of its "
+                         "{custs} [at most|no more than|not exceeding] the {veh} capacity.]"};
+        f.objective = "[Minimize the total distance travelled.|Find routes of minimum total length.|The "
+                      "[goal|aim|objective] is to [keep|make] the [total|overall|combined] distance [driven|travelled] "
+                      "as [short|small] as possible.|[Plan|Choose] the routes so that the [total|overall] distance "
+                      "[covered|travelled] is [minimized|as small as possible].]";
+        f.integrality = "[Each leg is either driven or not.|Routing decisions are yes/no: [a leg|each leg between "
+                        "two locations] is driven or not.|[Whether|If] a {veh} [drives|travels] [directly] from one "
+                        "location to another is a [binary|yes/no] [decision|choice].|[Partial|Fractional] legs are "
+                        "[not allowed|ruled out]: [each|every] leg is [either] driven [in full|fully] or not at "
+                        "all.]";
         f.decisions = "which legs are driven (binary) and the load on arrival at each {cust} (MTZ)";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\ne j} d_{ij}\\,x_{ij} \\\\\n"

@@ -116,33 +116,45 @@ TREX_FAMILY(dea) {
            "sales in thousand dollars,customers in thousands,loyalty sign-ups"},
           {"unit_pool", "regions"}}},
     };
-    f.intro = "[{Org} compares the efficiency of its {n_units} {units}.|{Org} "
-              "wants to know how efficient "
-              "one of its {n_units} {units} is compared with the others.]";
+    f.intro = "[{Org} compares the efficiency of its {n_units} {units}.|{Org} wants to know how efficient one of "
+              "its {n_units} {units} is compared with the others.|[To see|To learn] how efficient one of its "
+              "{n_units} {units} is [compared with|relative to] the others, {org} [carries out|performs] [an "
+              "efficiency comparison|a relative efficiency study].|[Using|With] data on its {n_units} {units}, {org} "
+              "[measures|assesses|rates] the relative efficiency of one {unit} [against|compared with] its peers.]";
     f.params = {
         {"units", {}, "{units}", "", true},
-        {"inputs", {}, "inputs each {unit} uses", "", true},
-        {"outputs", {}, "outputs each {unit} produces", "", true},
-        {"input", {"units", "inputs"}, "amount of each input used", ""},
-        {"output", {"units", "outputs"}, "amount of each output produced", ""},
-        {"target", {}, "{unit} to evaluate", ""},
+        {"inputs", {}, "[inputs each {unit} uses|inputs used by each {unit}|inputs consumed by every {unit}]", "",
+         true},
+        {"outputs", {}, "[outputs each {unit} produces|outputs produced by each {unit}|outputs every {unit} "
+         "delivers]", "", true},
+        {"input", {"units", "inputs"}, "[amount of each input used|quantity of each input used|amount used of each "
+         "input]", ""},
+        {"output", {"units", "outputs"}, "[amount of each output produced|quantity of each output "
+         "produced|amount produced of each output]", ""},
+        {"target", {}, "[{unit} to evaluate|{unit} being evaluated|{unit} under evaluation]", ""},
     };
     f.constraints = {
-        "[Weights are chosen for the inputs and the outputs; with them, the "
-        "weighted input of the {unit} "
-        "evaluated must equal 1.|Input and output weights are to be chosen so "
-        "that the {unit} evaluated has a "
-        "weighted input of exactly 1.]",
-        "[Under the same weights, no {unit}'s weighted output may exceed its "
-        "weighted input (no efficiency "
-        "above 1).|The weights must not let any {unit}, the evaluated one "
-        "included, score above 1: its "
-        "weighted output at most its weighted input.]",
-        "[All weights are non-negative.|Weights cannot be negative.]"};
-    f.objective = "[Maximize the weighted output of the {unit} evaluated: its "
-                  "efficiency score.|Find the "
-                  "largest efficiency score the {unit} evaluated can reach: "
-                  "its weighted output.]";
+        "[Weights are chosen for the inputs and the outputs; with them, the weighted input of the {unit} "
+        "evaluated must equal 1.|Input and output weights are to be chosen so that the {unit} evaluated has a "
+        "weighted input of exactly 1.|The weighted input of the {unit} [being evaluated|under evaluation] [must|has "
+        "to] be [exactly|equal to] 1, [using|under] the chosen input [and output] weights.|[Choose|Pick] a weight "
+        "for [each|every] input and [each|every] output [such that|so that] the {unit} [being evaluated|under "
+        "evaluation] has a weighted input [of exactly 1|equal to 1].]",
+        "[Under the same weights, no {unit}'s weighted output may exceed its weighted input (no efficiency "
+        "above 1).|The weights must not let any {unit}, the evaluated one included, score above 1: its "
+        "weighted output at most its weighted input.|For [every|each] {unit}, [the evaluated one included|including "
+        "the one evaluated], the weighted output [must|has to] be [at most|no more than|no greater than] its "
+        "weighted input [under the same weights|with the same weights].|[With|Using] the same weights, [every|each] "
+        "{unit} [must|has to] have a weighted output [that does not exceed|no larger than] its weighted input, so "
+        "[no {unit} scores|none of the {units} scores] above 1.]",
+        "[All weights are non-negative.|Weights cannot be negative.|[Every|Each] input and output weight [must|has "
+        "to] be [at least zero|zero or more|non-negative].|No weight may be [negative|below zero].]"};
+    f.objective = "[Maximize the weighted output of the {unit} evaluated: its efficiency score.|Find the largest "
+                  "efficiency score the {unit} evaluated can reach: its weighted output.|The [goal|aim|objective] is "
+                  "to make the weighted output of the {unit} [being evaluated|under evaluation] (its efficiency "
+                  "score) as [large|high] as possible.|[Choose|Set] the weights [so that|such that] the {unit} "
+                  "[being evaluated|under evaluation] [reaches|attains] the [largest|highest] [possible] weighted "
+                  "output, which is its efficiency score.]";
     f.decisions = "a non-negative weight for each input and each output";
     f.latex = "\\begin{aligned}\n"
               "\\max\\;& \\sum_{r\\in R} y_{or}\\,u_r \\\\\n"

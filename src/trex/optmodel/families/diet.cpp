@@ -65,20 +65,33 @@ TREX_FAMILY(diet) {
                              {"food_pool", "foods"}, {"nutrient_pool", "nutrients"}}},
         };
         f.intro = "[{Org} is putting together {who} from {n_foods} foods.|{Org} wants to plan {who} that meets "
-                  "nutritional minimums at low cost.]";
+                  "nutritional minimums at low cost.|[Choosing|Selecting] from {n_foods} foods, {org} [has to|must|"
+                  "wants to] [put together|plan|compose] {who}.|{Who} [is to be|has to be] [put together|planned] "
+                  "by {org} from {n_foods} [available] foods.]";
         f.params = {
             {"foods", {}, "foods", "", true},
             {"nutrients", {}, "nutrients", "", true},
-            {"cost", {"foods"}, "cost per serving", "$"},
-            {"max_servings", {"foods"}, "maximum servings", ""},
-            {"content", {"foods", "nutrients"}, "amount per serving", "units"},
-            {"min_intake", {"nutrients"}, "minimum requirement", "units"},
+            {"cost", {"foods"}, "[cost per serving|cost of one serving|price per serving]", "$"},
+            {"max_servings", {"foods"}, "[maximum servings|maximum number of servings|serving limit]", ""},
+            {"content", {"foods", "nutrients"}, "[amount per serving|content per serving|amount in one serving]",
+             "units"},
+            {"min_intake", {"nutrients"}, "[minimum requirement|minimum intake|required minimum]", "units"},
         };
         f.constraints = {"[Each nutrient's total must reach its minimum.|Every nutritional minimum has to be "
-                         "met.]",
+                         "met.|[For each|For every] nutrient, the [total|combined] amount [supplied|provided] by the "
+                         "chosen servings [must|has to] be at least the minimum requirement.|No nutrient may [fall|"
+                         "drop] below its minimum requirement [in total|overall], [summed|counted] over all foods "
+                         "served.|[It is required that|We need] the [total|combined] intake of [each|every] nutrient "
+                         "[to reach|to be at least] its required minimum.]",
                          "[No food may be used beyond its maximum number of servings; fractional servings are "
-                         "allowed.|Servings may be fractional but are capped per food.]"};
-        f.objective = "[Minimize the total cost.|Find the cheapest menu.]";
+                         "allowed.|Servings may be fractional but are capped per food by the maximum servings.|The "
+                         "number of servings of [each|every] food [must|has to] stay [within|at or below] its "
+                         "maximum, [though|but] [fractions|fractional servings] are [allowed|fine].|[Each|Every] "
+                         "food [can|may] be served [at most|no more than|up to] its maximum number of servings, "
+                         "[in any amount, fractional or not|fractions of a serving included].]"};
+        f.objective = "[Minimize the total cost.|Find the cheapest menu.|The [goal|aim|objective] is to [keep|"
+                      "make] the [total|overall|combined] cost of the servings as [low|small] as possible.|[Plan|"
+                      "Choose] the servings so that the [total|overall] cost is [minimized|as low as possible].]";
         f.decisions = "the number of servings of each food";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{f\\in F} c_f\\,x_f \\\\\n"

@@ -74,21 +74,42 @@ TREX_FAMILY(facility_capacitated) {
                         {"cust_pool", "cities"}}},
         };
         f.intro = "[{Org} considers {n_facilities} {facs} to serve {n_customers} {custs}.|{Org} must decide "
-                  "which of {n_facilities} {facs} to open and how to serve its {custs} from them.]";
+                  "which of {n_facilities} {facs} to open and how to serve its {custs} from them.|There are "
+                  "{n_customers} {custs} to [serve|supply], and {org} [can open|may open] any of {n_facilities} "
+                  "{facs} [for this|to do so].|[To serve|For serving] {n_customers} {custs}, {org} [has to|must] "
+                  "[choose|decide] which of {n_facilities} {facs} to open and [how much|what] each open one "
+                  "[delivers|supplies] to each {cust}.]";
         f.params = {
             {"facilities", {}, "{facs}", "", true},
             {"customers", {}, "{custs}", "", true},
-            {"fixed_cost", {"facilities"}, "[fixed opening cost|fixed cost]", "$"},
+            {"fixed_cost", {"facilities"}, "[fixed opening cost|fixed cost|fixed cost of opening]", "$"},
             {"capacity", {"facilities"}, "capacity", "{unit}"},
             {"demand", {"customers"}, "demand", "{unit}"},
-            {"unit_cost", {"facilities", "customers"}, "cost per {unit} served", "$ per {unit}"},
+            {"unit_cost", {"facilities", "customers"}, "[cost per {unit} served|serving cost per {unit}|unit "
+             "service cost]", "$ per {unit}"},
         };
-        f.constraints = {"[The demand of every {cust} must be served exactly.|All demand has to be met.]",
-                         "[A site can serve {custs} only if it is opened, and at most up to its capacity.|"
-                         "Closed sites serve nothing; open ones serve at most their capacity.]"};
+        f.constraints = {"[The demand of every {cust} must be served exactly.|All demand has to be met exactly: "
+                         "[each|every] {cust} receives its full demand.|[Each|Every] {cust} [must|has to] "
+                         "[receive|get] [exactly|precisely] its demand, [summed|added up] over all sites serving "
+                         "it.|The [total|combined] amount [delivered|supplied] to [each|every] {cust} [must|has to] "
+                         "equal its demand.|No {cust} may [receive|get] more or less than "
+                         "its demand.]",
+                         "[A site can serve {custs} only if it is opened, and at most up to its capacity.|Closed "
+                         "sites serve nothing; open ones serve at most their capacity in total.|The [total|combined] "
+                         "amount [served|supplied] from a site [may not|must not|cannot] exceed its capacity if it "
+                         "is open, and [must be|is] zero if it is closed.|No site may [serve|supply] {custs} unless "
+                         "it is opened, and an open site [serves|supplies] [at most|no more than|not more than] its "
+                         "capacity [in total|across all {custs}].|If a site is [opened|open], the [sum|total] of "
+                         "what it [serves|supplies] [over|across] all {custs} [must|has to] [stay within|be at most] "
+                         "its capacity; [otherwise|if it is not opened] it serves nothing.]"};
         f.objective = "[Minimize fixed opening costs plus serving costs.|Find the plan with the lowest total "
-                      "cost (opening plus service).]";
-        f.integrality = "[A site is either opened or not.|Opening decisions are yes/no.]";
+                      "cost (opening plus service).|The [goal|aim|objective] is to [keep|make] the [sum|total] of "
+                      "the fixed opening costs and the serving costs as [low|small] as possible.|[Choose|Decide] "
+                      "which sites to open and how to serve the {custs} so that [fixed costs plus serving costs|the "
+                      "opening costs together with the serving costs] are [minimized|as low as possible].]";
+        f.integrality = "[A site is either opened or not.|Opening decisions are yes/no.|[Each|Every] site is "
+                        "[either fully opened or kept closed|opened completely or not at all].|[Partial|Fractional] "
+                        "opening of a site is [not allowed|not possible|ruled out].]";
         f.decisions = "which sites to open (binary) and how much each open site serves each {cust}";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in F} f_i\\,y_i + \\sum_{i\\in F}\\sum_{j\\in C} c_{ij}\\,x_{ij} \\\\\n"

@@ -63,21 +63,40 @@ TREX_FAMILY(facility_uncapacitated) {
                              {"cust_pool", "cities"}}},
         };
         f.intro = "[{Org} may open any of {n_facilities} {facs}; each of {n_customers} {custs} must be served.|"
-                  "{Org} is choosing locations among {n_facilities} {facs} to serve {n_customers} {custs}.]";
+                  "{Org} is choosing locations among {n_facilities} {facs} to serve {n_customers} {custs}.|There "
+                  "are {n_customers} {custs} that [must|have to] be served, and {org} [can|may] open any of "
+                  "{n_facilities} {facs} [to serve them|for that].|[To serve|For serving] its {n_customers} {custs}, "
+                  "{org} [has to|must] [decide|choose] which of {n_facilities} {facs} to open.]";
         f.params = {
             {"facilities", {}, "{facs}", "", true},
             {"customers", {}, "{custs}", "", true},
-            {"fixed_cost", {"facilities"}, "fixed cost", "$"},
+            {"fixed_cost", {"facilities"}, "[fixed cost|fixed opening cost|fixed cost of opening]", "$"},
             {"demand", {"customers"}, "demand", "{unit}"},
-            {"unit_cost", {"facilities", "customers"}, "cost per unit of demand served", "$"},
+            {"unit_cost", {"facilities", "customers"}, "[cost per unit of demand served|service cost per unit of "
+             "demand|cost of serving one unit of demand]", "$"},
         };
         f.constraints = {"[Each {cust}'s demand must be fully served; it may be split among open sites.|Every "
-                         "{cust} is served completely.]",
-                         "[Only opened sites can serve {custs}.|A site that is not opened serves nobody.]"};
-        f.objective = "[Minimize total fixed plus service cost, where serving a {cust} from a site costs its "
-                      "demand times the unit cost.|Find the cheapest plan: fixed costs of opened sites plus demand "
-                      "times unit cost for every service.]";
-        f.integrality = "[Sites are either opened or not.|Opening is a yes/no decision.]";
+                         "{cust} is served completely, possibly by several sites.|The shares of [each|every] "
+                         "{cust}'s demand served by the [various|different] sites [must|have to] [add up to|sum to] "
+                         "the whole demand.|No {cust} may be left [partly|partially] [unserved|unsupplied]: [all|the "
+                         "whole] of its demand [must|has to] be served, [possibly|perhaps] split [among|between] "
+                         "several sites.]",
+                         "[Only opened sites can serve {custs}.|A site that is not opened serves nobody.|No {cust} "
+                         "may be served [from|by] a site that is [closed|not opened].|If a site is [not opened|kept "
+                         "closed], [then] it [cannot|may not] serve any {cust}; [any|each] open site [can|may] serve "
+                         "[every|any] {cust}.|[Serving|Supplying] a {cust} from a site is [allowed|possible] only "
+                         "when that site is [open|opened].]"};
+        f.objective = "[Minimize total fixed plus service cost, where serving demand from a site costs the amount "
+                      "of demand served times the unit cost.|Find the cheapest plan: fixed costs of opened sites "
+                      "plus, for every service, the demand served times the unit cost.|The [goal|aim|objective] is "
+                      "the [lowest|smallest] [total|overall] cost: the fixed costs of the opened sites plus the "
+                      "service costs, [each|every] service cost being the [amount|quantity] of demand served times "
+                      "the cost per unit.|[Choose|Decide] the sites and the service so that [the sum of|the total "
+                      "of] fixed costs and service costs (demand served times unit cost) is [minimized|as small as "
+                      "possible].]";
+        f.integrality = "[Sites are either opened or not.|Opening is a yes/no decision.|[Each|Every] site is "
+                        "[either opened or kept closed|opened completely or not at all].|[Partially|Fractionally] "
+                        "opening a site is [not allowed|not possible|ruled out].]";
         f.decisions = "which sites to open (binary) and the fraction of each {cust}'s demand served by each site";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in F} f_i\\,y_i + \\sum_{i\\in F}\\sum_{j\\in C} d_j\\,c_{ij}\\,x_{ij} \\\\\n"

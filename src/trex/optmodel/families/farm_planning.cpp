@@ -110,31 +110,59 @@ TREX_FAMILY(farm_planning) {
         };
         f.intro =
             "[{Org} must decide how many hectares to plant with each of {n_crops} {crops}.|{Org} is planning the "
-            "land use for {n_crops} {crops} over {n_seasons} labour periods.]";
+            "land use for {n_crops} {crops} over {n_seasons} labour periods.|How many hectares [should go to|"
+            "should be planted with] each of {n_crops} {crops}? [That|This] is what {org} [has to|must] "
+            "decide, [with|given] {n_seasons} labour periods to plan for.|[Across|Over] {n_seasons} labour periods, "
+            "{org} [plans|is planning] how [much land|many hectares] to [give|devote] to [each|every one] of "
+            "{n_crops} {crops}.]";
         f.params = {
             {"crops", {}, "{crops}", "", true},
             {"seasons", {}, "labour periods", "", true},
-            {"land", {}, "land available", "hectares"},
-            {"labour_available", {"seasons"}, "labour hours available", "hours"},
-            {"water_available", {}, "irrigation water available", "{water_unit}"},
-            {"labour", {"crops", "seasons"}, "labour needed per hectare", "hours"},
-            {"water", {"crops"}, "irrigation water needed per hectare", "{water_unit}"},
-            {"yield", {"crops"}, "yield per hectare", "tonnes"},
-            {"price", {"crops"}, "selling price", "$ per tonne"},
-            {"cost", {"crops"}, "growing cost per hectare", "$"},
-            {"min_output", {"crops"}, "contracted minimum output", "tonnes", false, "{have} no contract"},
+            {"land", {}, "[land available|available land|farmland available]", "hectares"},
+            {"labour_available", {"seasons"}, "[labour hours available|available labour hours|hours of labour "
+             "available]", "hours"},
+            {"water_available", {}, "[irrigation water available|available irrigation water|water available for "
+             "irrigation]", "{water_unit}"},
+            {"labour", {"crops", "seasons"}, "[labour needed per hectare|labour per hectare|labour hours required "
+             "per hectare]", "hours"},
+            {"water", {"crops"}, "[irrigation water needed per hectare|irrigation water per hectare|water required "
+             "per hectare]", "{water_unit}"},
+            {"yield", {"crops"}, "[yield per hectare|harvest per hectare|output per hectare]", "tonnes"},
+            {"price", {"crops"}, "[selling price|sale price|market price]", "$ per tonne"},
+            {"cost", {"crops"}, "[growing cost per hectare|cost of growing one hectare|cultivation cost per "
+             "hectare]", "$"},
+            {"min_output", {"crops"}, "[contracted minimum output|minimum output under contract|minimum output "
+             "promised by contract]", "tonnes", false, "{have} no contract"},
         };
         f.constraints = {
-            "[The output of a {crop} is its yield times the hectares planted.|Each hectare of a {crop} produces its "
-            "yield.]",
-            "[The planted area may not exceed the land available.|At most the available land can be planted.]",
+            "[The output of a {crop} is its yield times the hectares planted.|Each hectare of a {crop} produces "
+            "exactly its yield.|[Every|Each] hectare [planted with|sown to] a {crop} [gives|brings in] exactly "
+            "[that {crop}'s|its] yield per hectare.|The [harvest|output] of [each|every] {crop} [equals|is] the "
+            "hectares [given to|planted with] it [times|multiplied by] its yield per hectare.]",
+            "[The planted area may not exceed the land available.|At most the available land can be planted.|The "
+            "hectares [planted|sown] [across|over] all {crops} [together|combined] [cannot|may not] [exceed|go "
+            "beyond] the land [on hand|available].|[No more land than is available|Only the available land] "
+            "[can|may] be [used|planted] [in total|altogether].]",
             "[In every labour period the hours needed by the planted {crops} must not exceed the hours "
-            "available.|Labour use in each period is limited by the hours available.]",
-            "[Irrigation water use is limited.|The {crops} together may not use more water than available.]",
-            "[Contracted minimum outputs must be delivered.|Every contract's minimum output has to be grown.]"};
+            "available.|Labour use in each period is limited by the hours available in that period.|[For|In] "
+            "[each|every] labour period, the [hours|labour hours] [the {crops} need|needed by the {crops}] [must|"
+            "have to] [stay within|not exceed|be at most] [that period's|the period's] [available hours|labour "
+            "supply].|No labour period [may|can] [call for|require] more hours [for the {crops}|from the planted "
+            "{crops}] than [it has available|are available in it].]",
+            "[Irrigation water use is limited to the water available.|The {crops} together may not use more water "
+            "than available.|[Total|Overall] irrigation water [use|needs] [cannot|may not] [exceed|go beyond] the "
+            "[irrigation] water [available|on hand].|The water [drawn|used] for irrigation by all {crops} "
+            "[together|combined] [is at most|must stay within] the [amount available|available supply].]",
+            "[Contracted minimum outputs must be delivered.|Every contract's minimum output has to be grown.|[Each|"
+            "Every] {crop} under contract [must yield|has to produce] at least its contracted minimum output.|The "
+            "[harvest|output] of a contracted {crop} [cannot|may not] fall [short of|below] its contracted "
+            "minimum.]"};
         f.objective =
             "[Maximize profit: sales revenue minus growing costs.|Find the land use with the highest revenue minus "
-            "growing cost.]";
+            "growing cost.|[Choose|Plan] the [hectares|planting] [to earn|so as to earn] the [largest|highest] "
+            "profit, [that is|namely] [revenue from selling the output|sales revenue] [less|minus] the growing "
+            "costs.|The [aim|goal] is the [greatest|largest] profit: what the [whole] output sells for [minus|less] "
+            "what the hectares cost to grow.]";
         f.decisions = "the hectares planted with each {crop} and its output";
         f.latex =
             "\\begin{aligned}\n"

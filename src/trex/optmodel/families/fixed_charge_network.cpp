@@ -119,29 +119,51 @@ TREX_FAMILY(fixed_charge_network) {
         f.intro =
             "[{Org} is designing a network of {n_nodes} {nodes}: it may {open} any of {n_arcs} one-way {arc}s, "
             "each at a fixed cost.|{Org} must decide which of {n_arcs} candidate {arc}s between {n_nodes} {nodes} "
-            "to {open} and how much to send along them.]";
+            "to {open} and how much to send along them.|There are {n_nodes} {nodes} and {n_arcs} candidate one-way "
+            "{arc}s [between them|linking them]; {org} [can|may] {open} any {arc} [at|for] a fixed cost and "
+            "[then] send flow along it.|[In designing|To design] its network of {n_nodes} {nodes}, {org} [has "
+            "to|must] [choose|decide] which of {n_arcs} one-way {arc}s to {open}, [each|every one] [at|for] a fixed "
+            "cost, and how much [to send|flows] on each.]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
-            {"arcs", {}, "candidate {arc}s", "", true},
+            {"arcs", {}, "[candidate {arc}s|possible {arc}s|{arc}s that can be opened]", "", true},
             {"from", {"arcs"}, "start", ""},
             {"to", {"arcs"}, "end", ""},
-            {"fixed_cost", {"arcs"}, "fixed cost if used", "$"},
-            {"unit_cost", {"arcs"}, "cost per unit of flow", "$ per {unit}"},
+            {"fixed_cost", {"arcs"}, "[fixed cost if used|fixed cost when opened|fixed opening cost]", "$"},
+            {"unit_cost", {"arcs"}, "[cost per unit of flow|unit flow cost|flow cost per unit]", "$ per {unit}"},
             {"capacity", {"arcs"}, "capacity", "{unit}"},
-            {"supply", {"nodes"}, "supply available", "{unit}", false, "{have} no supply"},
+            {"supply", {"nodes"}, "[supply available|available supply|supply on hand]", "{unit}", false,
+             "{have} no supply"},
             {"demand", {"nodes"}, "demand", "{unit}", false, "{have} no demand"},
         };
         f.constraints = {
             "[At every {node}, the flow out minus the flow in may not exceed its supply minus its demand: supply "
             "{nodes} ship at most their supply, demand {nodes} receive at least their demand, and other {nodes} "
             "send out no more than they receive.|Outflow minus inflow at each {node} is at most its supply less its "
-            "demand, so every demand is met and no supply is overdrawn.]",
+            "demand, so every demand is met and no supply is overdrawn.|[For each|For every] {node}, [the flow "
+            "leaving it minus the flow entering it|its outflow minus its inflow] [must|has to] be [at most|no more "
+            "than] [its supply minus its demand|the difference between its supply and its demand] (a missing supply or "
+            "demand counts as zero).|No {node} may send out more than it receives plus its "
+            "supply minus its demand: [every|each] demand {node} receives [at least|no less than] its "
+            "demand, no supply is exceeded, and {nodes} without supply or demand [pass on|forward] at most what they "
+            "receive.]",
             "[Flow may use an {arc} only if it is opened, and then at most up to its capacity.|An {arc} that is not "
-            "opened carries nothing; an opened one carries at most its capacity.]"};
+            "opened carries nothing; an opened one carries at most its capacity.|The flow on [each|every] {arc} "
+            "[must|has to] be zero unless the {arc} is opened, and [may not|must not|cannot] exceed its capacity "
+            "when it is.|No flow [may|can] [use|pass along] an {arc} that is not opened, and an "
+            "opened {arc} [carries|takes] [at most|no more than] its capacity.|If an {arc} is "
+            "[opened|used], the flow on it [is at most|may not exceed|stays within] its capacity; [otherwise|if "
+            "not] the flow on it is zero.]"};
         f.objective =
-            "[Minimize the fixed costs of the opened {arc}s plus the flow costs.|Find the cheapest design: "
-            "fixed costs of the {arc}s used plus unit cost times flow.]";
-        f.integrality = "[Each {arc} is either opened or not.|Opening an {arc} is a yes/no decision.]";
+            "[Minimize the fixed costs of the opened {arc}s plus the flow costs.|Find the cheapest design: fixed "
+            "costs of the {arc}s used plus unit cost times flow.|The [goal|aim|objective] is to [keep|make] the "
+            "[sum|total] of the fixed costs of opened {arc}s and the flow costs (unit cost times flow) as "
+            "[low|small] as possible.|[Choose|Decide] which {arc}s to {open} and how much to send on them so that "
+            "[fixed costs plus flow costs|the fixed costs together with the flow costs] are [minimized|as low as "
+            "possible].]";
+        f.integrality = "[Each {arc} is either opened or not.|Opening an {arc} is a yes/no decision.|[Whether|If] "
+                        "to {open} an {arc} is a [binary|yes/no] [choice|decision].|[Partially|Fractionally] "
+                        "opening an {arc} is [not allowed|not possible|ruled out].]";
         f.decisions = "which {arc}s to open (binary) and the flow on each {arc}";
         f.latex =
             "\\begin{aligned}\n"

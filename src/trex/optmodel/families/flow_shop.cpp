@@ -135,26 +135,51 @@ TREX_FAMILY(flow_shop) {
             "[{Org} must process {n_jobs} {jobs}. Every {job} passes through the same {n_machines} {machines} "
             "in the listed order, and all {machines} handle the {jobs} in one common sequence.|{Org} has "
             "{n_jobs} {jobs} that each go through {n_machines} {machines} in the same order; one processing "
-            "sequence of the {jobs} is used on every {machine}.]";
+            "sequence of the {jobs} is used on every {machine}.|There are {n_jobs} {jobs} [to process|to be "
+            "processed] at {org}; [each|every one] [visits|goes through] the {n_machines} {machines} in the listed "
+            "order, and [the same|one common] sequence of {jobs} is [used|kept] on all {machines}.|[All|Each of "
+            "the] {n_jobs} {jobs} at {org} [pass|must pass] through {n_machines} {machines} in the [same|listed] "
+            "order, [with|using] [a single|one] [job|processing] sequence [shared by|common to] all {machines}.]";
         f.params = {
             {"jobs", {}, "{jobs}", "", true},
-            {"machines", {}, "{machines} (in processing order)", "", true},
-            {"positions", {}, "positions of the sequence", "", true},
+            {"machines", {}, "[{machines} (in processing order)|{machines} (listed in processing order)|{machines}, "
+             "in the order visited]", "", true},
+            {"positions", {}, "[positions of the sequence|sequence positions|positions in the sequence]", "", true},
             {"time", {"jobs", "machines"}, "processing time", "{unit}"},
-            {"deadline", {}, "deadline for finishing all {jobs}", "{unit}"},
+            {"deadline", {}, "[deadline for finishing all {jobs}|deadline by which all {jobs} must be "
+             "done|deadline for completing every {job}]", "{unit}"},
         };
         f.constraints = {
             "[Each {job} takes exactly one position of the sequence and each position holds exactly one {job}.|The "
-            "sequence assigns every {job} to one position and every position to one {job}.]",
+            "sequence assigns every {job} to exactly one position and every position to exactly one {job}.|[Every|"
+            "Each] position [in|of] the sequence [must|has to] be [filled by|given to] exactly one {job}, and "
+            "[every|each] {job} [must|has to] [occupy|take] exactly one position.|No {job} may [take|fill] two "
+            "positions and no position may [be left empty|stay empty] or [hold|take] two {jobs}: the sequence "
+            "[matches|pairs] {jobs} and positions one to one.]",
             "[A {job} can start on a {machine} only after it has left the previous {machine} and after the "
             "{machine} has finished the {job} in the previous position.|On every {machine}, a {job} waits until "
-            "it has cleared the previous {machine} and the preceding {job} in the sequence is done.]",
+            "it has cleared the previous {machine} and the preceding {job} in the sequence is done on this "
+            "{machine}.|No {job} may [begin|start] on a {machine} before [it is finished on|it has completed] the "
+            "[previous|preceding] {machine}, nor before the {job} [one position earlier|in the previous position] "
+            "[has left|is done on] that {machine}.|Only [after|once] a {job} [has finished|is done] on the "
+            "[previous|preceding] {machine} and the {machine} has [completed|finished] the {job} in the "
+            "[previous|preceding] position [can|may] the {job} start on [that|this] {machine}; [its "
+            "completion|the completion time] there is its start plus its processing time.]",
             "[The last {job} must leave the last {machine} by the deadline.|All processing must be finished by the "
-            "deadline.]"};
+            "deadline.|The completion time of the last {job} on the last {machine} [must|has to] be [at most|no "
+            "later than] the deadline.|No {job} may [finish|be completed] on the last {machine} [after|later than] "
+            "the deadline.]"};
         f.objective =
-            "[Minimize the makespan, the completion time of the last {job} on the last {machine}.|Find "
-            "the sequence that finishes all {jobs} earliest.]";
-        f.integrality = "[Each {job} either takes a given position or not.|Positions are yes/no assignments.]";
+            "[Minimize the makespan, the completion time of the last {job} on the last {machine}.|Find the sequence "
+            "that finishes all {jobs} earliest, [that is|i.e.] with the [smallest|shortest] completion time of the "
+            "last {job} on the last {machine}.|The [goal|aim|objective] is [the smallest|the shortest|a minimal] "
+            "makespan: the time at which the last {job} [leaves|is finished on] the last {machine}.|[Choose|"
+            "Find] a sequence [so that|such that] the last {job} [finishes|completes] on the last {machine} "
+            "[as early as possible|at the earliest possible time].]";
+        f.integrality = "[Each {job} either takes a given position or not.|Positions are yes/no assignments.|"
+                        "[Whether|If] a {job} [occupies|takes] a [given|particular] position is a [binary|yes/no] "
+                        "[decision|choice].|A {job} cannot be [split|divided] [between|across] positions: [each|every] "
+                        "{job}-position assignment is [all or nothing|yes or no].]";
         f.decisions =
             "which {job} takes each sequence position (binary) and the completion time of each position "
             "on each {machine}";

@@ -133,23 +133,53 @@ TREX_FAMILY(generalized_assignment) {
         };
         f.intro =
             "[{Org} must give each of {n_tasks} {tasks} to exactly one of {n_agents} {agents}.|{Org} is assigning "
-            "{n_tasks} {tasks} to {n_agents} {agents}; each {task} is handled by a single {agent}.] [Both the "
-            "{cost_word} and the {use_word} a {task} needs depend on the {agent} it goes to.|A {task} costs a "
-            "different amount and takes a different share of {use_word} depending on which {agent} handles it.]";
+            "{n_tasks} {tasks} to {n_agents} {agents}; each {task} is handled by a single {agent}.|There are "
+            "{n_tasks} {tasks} and {n_agents} {agents}, and {org} [has to|must|needs to] [hand|give|assign] every "
+            "{task} to [exactly one|a single|one and only one] {agent}.|[Each|Every] one of {n_tasks} {tasks} "
+            "[is to be|must be|has to be] [handled by|assigned to|given to] exactly one of the {n_agents} {agents} "
+            "of {org}.] [Both the {cost_word} and the {use_word} a {task} needs depend on the {agent} it goes "
+            "to.|A {task} costs a different amount and takes a different share of {use_word} depending on which "
+            "{agent} handles it.|[How much|The amount of] {use_word} a {task} [takes|uses|needs], and its "
+            "{cost_word}, [depend|both depend] on [which|the] {agent} [it is given to|handles it|it goes to].|The "
+            "{cost_word} of a {task} and the {use_word} it [uses|takes|needs] [vary|differ|change] [from {agent} "
+            "to {agent}|with the {agent} that handles it|with the {agent} it is assigned to].]";
         f.params = {
             {"agents", {}, "{agents}", "", true},
             {"tasks", {}, "{task_set}", "", true},
             {"cost", {"agents", "tasks"}, "{cost_word}", "{cunit}"},
-            {"use", {"agents", "tasks"}, "{use_word} needed", "{uunit}"},
-            {"capacity", {"agents"}, "{use_word} available", "{uunit}"},
+            {"use", {"agents", "tasks"}, "[{use_word} needed|{use_word} required|{use_word} used]", "{uunit}"},
+            {"capacity", {"agents"}, "[{use_word} available|available {use_word}|{use_word} on hand]", "{uunit}"},
         };
         f.constraints = {
             "[Every {task} must be assigned to exactly one {agent}.|Each {task} goes to one {agent}, no more and "
-            "no fewer.]",
+            "no fewer.|[No|Not a single] {task} [may|can] be left [unassigned|out] or [given to|split across|"
+            "shared by] [two or more|several|more than one] {agents}: [each|every] {task} [goes to|is handled by] "
+            "exactly one {agent}.|It is [required|necessary] that [every|each] {task} [be|is] [handled by|"
+            "assigned to|given to] [exactly one|one and only one|a single] {agent}.|[Assign|Give] [every|each] "
+            "{task} to [exactly one|one and only one|a single] {agent}[, no more and no fewer|].]",
             "[The {use_word} of the {tasks} given to an {agent} may not exceed what that {agent} has "
-            "available.|No {agent} may be loaded beyond its {use_word} available.]"};
-        f.objective = "[Minimize the total {cost_word}.|Find the assignment with the lowest total {cost_word}.]";
-        f.integrality = "[A {task} cannot be split between {agents}.|Assignments are yes/no decisions.]";
+            "available.|No {agent} may be loaded beyond its {use_word} available.|For [each|every] {agent}, the "
+            "[total|combined|summed] {use_word} [needed by|required by|of] the {tasks} [assigned to|given to|"
+            "handled by] it [must stay within|has to stay within|must not exceed|may not exceed] its "
+            "{use_word} available.|[The "
+            "{use_word} available to an {agent}|What an {agent} has available in {use_word}] [caps|limits|bounds] "
+            "the [total|combined|summed] {use_word} of the {tasks} [it handles|assigned to it|it is given].|If "
+            "[several|some] {tasks} [go to|are given to|are assigned to] the same {agent}, their [total|combined|"
+            "summed] {use_word} [must not|may not|cannot] [exceed|go beyond|be more than] [that {agent}'s|its] "
+            "{use_word} available.]"};
+        f.objective =
+            "[Minimize the total {cost_word}.|Find the assignment with the lowest total {cost_word}.|The [goal|"
+            "aim|objective] is to [make|keep] the [total|overall|combined] {cost_word} [as low as possible|as "
+            "small as possible|minimal].|[Choose|Decide|Determine] which {agent} [handles|takes|gets] each {task} "
+            "so that the [total|overall|combined] {cost_word} is [minimized|as low as possible|smallest].|[What "
+            "assignment|Which assignment of {tasks} to {agents}] [gives|yields|achieves] the [lowest|smallest|"
+            "least] [total|overall|combined] {cost_word}?]";
+        f.integrality =
+            "[A {task} cannot be split between {agents}.|Assignments are yes/no decisions.|[Each|Every] {task} "
+            "[goes|is assigned] [entirely|as a whole|whole] to [a single|one] {agent}; [it cannot|no {task} may] "
+            "be [split|divided|shared] [between|among] {agents}.|[Splitting|Dividing|Sharing] a {task} [between|"
+            "among] [two or more|several] {agents} is [not allowed|not permitted|ruled out].|Whether an {agent} "
+            "[handles|takes] a {task} is a [yes/no|all-or-nothing] [decision|choice].]";
         f.decisions = "which {agent} handles each {task} (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -129,25 +129,59 @@ TREX_FAMILY(generalized_flow) {
         f.intro =
             "[{Org} moves {goods} through a network of {n_nodes} {nodes} and {n_arcs} one-way {arc}s, and part "
             "of what is sent is lost to {loss} on the way.|{Org} must supply its demand {nodes} over {n_arcs} "
-            "one-way {arc}s between {n_nodes} {nodes}; because of {loss}, less arrives than is sent.]";
+            "one-way {arc}s between {n_nodes} {nodes}; because of {loss}, less arrives than is sent.|[Through|"
+            "Over] a network of {n_nodes} {nodes} [linked|joined|connected] by {n_arcs} one-way {arc}s, {org} "
+            "[ships|sends|moves] {goods}[, losing part of it to {loss} in transit|; some of it is lost to {loss} "
+            "along the way].|Because of {loss}, [less {goods} arrives than is sent|not all {goods} that is sent "
+            "arrives] on the {n_arcs} one-way {arc}s [that link|between|joining] the {n_nodes} {nodes} [of|run "
+            "by|served by] {org}.]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
             {"arcs", {}, "{arc}s", "", true},
             {"from", {"arcs"}, "start", ""},
             {"to", {"arcs"}, "end", ""},
-            {"multiplier", {"arcs"}, "share of the flow sent that arrives at the end (the rest is lost)", ""},
-            {"cost", {"arcs"}, "cost per unit sent", "$ per {unit}"},
-            {"capacity", {"arcs"}, "capacity (on the amount sent)", "{unit}"},
-            {"supply", {"nodes"}, "supply available", "{unit}", false, "{have} no supply"},
-            {"demand", {"nodes"}, "demand (to be met by what arrives)", "{unit}", false, "{have} no demand"},
+            {"multiplier", {"arcs"},
+             "[share of the flow sent that arrives at the end (the rest is lost)|fraction of the amount sent that "
+             "reaches the end (the rest is lost)|share of what is sent that arrives at the end (the remainder is "
+             "lost)]",
+             ""},
+            {"cost", {"arcs"}, "[cost per unit sent|unit cost of sending|cost of each unit sent]", "$ per {unit}"},
+            {"capacity", {"arcs"},
+             "[capacity (on the amount sent)|capacity (a limit on the amount sent)|capacity (applied to the amount "
+             "sent)]",
+             "{unit}"},
+            {"supply", {"nodes"}, "[supply available|available supply|supply on hand]", "{unit}", false,
+             "{have} no supply"},
+            {"demand", {"nodes"},
+             "[demand (to be met by what arrives)|demand (which must be covered by what arrives)|demand (met from "
+             "the amounts that arrive)]",
+             "{unit}", false, "{have} no demand"},
         };
         f.constraints = {
             "[At every {node}, the amount sent out minus the amount arriving (flow sent on each incoming {arc} times "
             "its multiplier) may not exceed its supply minus its demand.|Sending from a {node} is limited by its "
-            "supply plus what arrives there after losses, and every demand must be covered by what arrives.]",
+            "supply plus what arrives there after losses, and every demand must be covered by what arrives.|[For "
+            "each|For every|At each] {node}, [the total sent out|everything it sends out] plus its demand [must "
+            "not|may not|cannot] [exceed|be more than] its supply plus [what arrives there|the amount arriving] "
+            "(the flow on each incoming {arc} [times|multiplied by] its multiplier).|No {node} may [send out|"
+            "ship out] more than its supply plus [the arrivals after losses|what reaches it after {loss}] minus "
+            "its demand, where [an incoming {arc} delivers|each incoming {arc} brings in] its flow [times|"
+            "multiplied by] its multiplier.|[Every|Each] {node} [must|has to] [cover|meet] its "
+            "demand (if any) and [whatever|everything] it sends out [from|with] its supply plus [what arrives "
+            "there|the arrivals] after losses; arrivals on an {arc} are the flow sent [times|multiplied by] "
+            "its multiplier.]",
             "[The amount sent on an {arc} may not exceed its capacity.|Each {arc}'s flow is limited by its "
-            "capacity.]"};
-        f.objective = "[Minimize the total cost of the flow sent.|Meet all demands at minimum total shipping cost.]";
+            "capacity.|[No|Not a single] {arc} [may|can] [carry|take] more [than its capacity|flow than its "
+            "capacity allows], [measured on|counting] the amount sent.|[On each|On every|For each] {arc}, the "
+            "amount sent [must stay within|has to stay within|must not exceed|may not exceed] [its|the "
+            "{arc}'s] capacity.|[Keep|Hold] the amount sent on [each|every] {arc} [within|at or below] its capacity.]"};
+        f.objective =
+            "[Minimize the total cost of the flow sent.|Meet all demands at minimum total shipping cost.|The "
+            "[goal|aim|objective] is the [lowest|smallest|least] [total|overall|combined] cost of [the flow sent|"
+            "all amounts sent|sending {goods}] on the {arc}s.|[Choose|Decide|Determine] the amount sent on each "
+            "{arc} so that the [total|overall|combined] [sending|shipping] cost is [minimized|as low as possible|"
+            "as small as possible].|[Find|Plan] the [flows|shipments] [that minimize|with the smallest|with the "
+            "lowest] [total|overall|combined] cost of what is sent.]";
         f.decisions = "the amount sent on each {arc}";
         f.latex =
             "\\begin{aligned}\n"

@@ -65,26 +65,55 @@ family make(bool integer) {
         {"generic", {{"what", "this optimization problem"}}},
     };
     f.intro = integer ? "[Solve {what} in {n_variables} integer variables.|Consider {what}; all {n_variables} "
-                        "variables are non-negative integers.]"
+                        "variables are non-negative integers.|[Below is|Here is|We are given] {what}, [with|in|"
+                        "having] {n_variables} [non-negative integer|integer-valued, non-negative] variables.|"
+                        "[Find the best solution of|Solve|Work out] {what}, whose {n_variables} variables [must|"
+                        "have to] be [non-negative integers|whole numbers that are not negative].]"
                       : "[Solve {what} in {n_variables} non-negative variables.|Consider {what} with "
-                        "{n_variables} variables, all non-negative.]";
+                        "{n_variables} variables, all non-negative.|[Below is|Here is|We are given] {what}, "
+                        "[with|in|having] {n_variables} [continuous|real-valued] variables[, each non-negative|"
+                        " that are all non-negative].|[Find the best solution of|Solve|Work out] {what}, whose "
+                        "{n_variables} variables [may not be|cannot be|must not be] negative.]";
     f.params = {
         {"variables", {}, "variables", "", true},
         {"constraints", {}, "constraints", "", true},
-        {"objective", {"variables"}, "objective coefficient", ""},
-        {"sense", {}, "objective sense", ""},
-        {"coefficients", {"constraints", "variables"}, "coefficient", ""},
-        {"relation", {}, "relation of every constraint", ""},
-        {"rhs", {"constraints"}, "right-hand side", ""},
+        {"objective", {"variables"}, "[objective coefficient|coefficient in the objective|objective weight]", ""},
+        {"sense", {}, "[objective sense|direction of optimization|optimization sense]", ""},
+        {"coefficients", {"constraints", "variables"}, "[coefficient|constraint coefficient|matrix coefficient]",
+         ""},
+        {"relation", {},
+         "[relation of every constraint|relation used in every constraint|comparison every constraint uses]", ""},
+        {"rhs", {"constraints"}, "[right-hand side|right-hand-side value|constant on the right-hand side]", ""},
     };
     f.constraints = {"[Each constraint compares the weighted sum of the variables with its right-hand side using the "
                      "given relation.|Every constraint reads: sum of coefficient times variable, relation, "
-                     "right-hand side.]",
-                     "[All variables are non-negative.|No variable may be negative.]"};
+                     "right-hand side.|[In|For] [each|every] constraint, the [sum|total] of [coefficient times "
+                     "variable|each coefficient times its variable] [must satisfy|has to satisfy|must obey] the "
+                     "given relation [with|against|to] the right-hand side.|[The|Each] constraint's [weighted sum|"
+                     "coefficient-weighted sum] of the variables [must|has to] [stand in|satisfy] the given relation "
+                     "[to|with] its right-hand side.|[Apply|Use] the given relation [between|to compare] the "
+                     "[weighted sum|coefficient-weighted sum] of the variables [and|with] the right-hand side[ in "
+                     "each constraint| of every constraint].]",
+                     "[All variables are non-negative.|No variable may be negative.|[Every|Each] variable [must|"
+                     "has to] be [non-negative|at least zero|zero or more].|It is required that [each|every] "
+                     "variable be [non-negative|greater than or equal to zero].|Negative "
+                     "values are [not allowed|not permitted|ruled out] for [any|every] variable.]"};
     f.objective = "[Optimize the objective (sum of objective coefficient times variable) in the given sense.|"
                   "The objective is the coefficient-weighted sum of the variables, to be optimized in the given "
-                  "sense.]";
-    f.integrality = integer ? "[All variables must take integer values.|The variables are integers.]" : "";
+                  "sense.|[In|Following] the given sense, [optimize|make optimal] the [sum|total] of [objective "
+                  "coefficient times variable|each objective coefficient times its variable].|The [weighted sum|"
+                  "coefficient-weighted sum] of the variables, using the objective coefficients, [is to be|must "
+                  "be|should be] [optimized|"
+                  "made optimal] in the given sense.|[Take|"
+                  "Use] the objective coefficients as weights and [optimize the weighted sum of the variables in "
+                  "the given sense|maximize or minimize, as the given sense says, the weighted sum of the "
+                  "variables].]";
+    f.integrality = integer ? "[All variables must take integer values.|The variables are integers.|[Every|Each] "
+                              "variable [must|has to|is required to] be [a whole number|an integer|"
+                              "integer-valued].|[Fractional|Non-integer] values are [not allowed|not permitted|"
+                              "ruled out] for [any|every] variable.|Only [integer|whole-number] values [may|can] "
+                              "be [taken|used] by the variables.]"
+                            : "";
     f.decisions = "the values of the variables";
     f.latex = "\\begin{aligned}\n"
               "\\text{opt}\\;& \\sum_{j} c_j\\,x_j \\\\\n"

@@ -123,33 +123,67 @@ TREX_FAMILY(goal_programming) {
         f.intro =
             "[{Org} plans its output of {n_products} {products} and has several goals that cannot all be "
             "met.|{Org} wants a production plan for {n_products} {products} that comes as close as possible "
-            "to its goals.]";
+            "to its goals.|[In planning|When planning] [its output|how much to make] of {n_products} {products}, "
+            "{org} [has|pursues|sets] several goals [that conflict|which cannot all be met at once].|[Several|A "
+            "few] goals [guide|shape] the [output|production] plan [of|at] {org} for {n_products} {products}, "
+            "but [they cannot all be met|not all of them can be reached], so the plan [should|must] come as "
+            "close to them as [it can|possible].]";
         f.params = {
             {"products", {}, "{products}", "", true},
-            {"profit", {"products"}, "profit per unit", "$"},
-            {"labour", {"products"}, "labour hours per unit", "hours"},
-            {"emission", {"products"}, "{emission} per unit", "{eunit}"},
-            {"machine_hours", {"products"}, "machine hours per unit", "hours"},
-            {"minimum_output", {"products"}, "minimum output", "{unit}"},
-            {"machine_capacity", {}, "machine hours available", "hours"},
-            {"profit_goal", {}, "profit goal", "$"},
-            {"labour_goal", {}, "labour goal (hours to keep the staff busy)", "hours"},
-            {"emission_cap", {}, "{emission} goal (at most)", "{eunit}"},
-            {"penalty_profit_short", {}, "penalty per $ of profit below its goal", ""},
-            {"penalty_labour_short", {}, "penalty per labour hour below its goal", ""},
-            {"penalty_labour_over", {}, "penalty per labour hour above its goal (overtime)", ""},
-            {"penalty_emission_over", {}, "penalty per {eunit} of {emission} above its goal", ""},
+            {"profit", {"products"}, "[profit per unit|unit profit|profit on each unit]", "$"},
+            {"labour", {"products"}, "[labour hours per unit|labour hours for each unit|labour needed per unit]",
+             "hours"},
+            {"emission", {"products"}, "[{emission} per unit|{emission} for each unit|{emission} per unit produced]",
+             "{eunit}"},
+            {"machine_hours", {"products"},
+             "[machine hours per unit|machine hours for each unit|machine time per unit]", "hours"},
+            {"minimum_output", {"products"}, "[minimum output|least output required|output floor]", "{unit}"},
+            {"machine_capacity", {}, "[machine hours available|available machine hours|machine-hour capacity]",
+             "hours"},
+            {"profit_goal", {}, "[profit goal|profit target|target profit]", "$"},
+            {"labour_goal", {},
+             "[labour goal (hours to keep the staff busy)|labour goal (the hours that keep the staff busy)|labour "
+             "goal (the hours needed to keep the staff busy)]",
+             "hours"},
+            {"emission_cap", {}, "[{emission} goal (at most)|{emission} goal (an upper target)|{emission} target "
+             "(not to be exceeded if possible)]", "{eunit}"},
+            {"penalty_profit_short", {},
+             "[penalty per $ of profit below its goal|penalty for each $ of profit short of its goal|penalty per $ "
+             "by which profit falls below its goal]",
+             ""},
+            {"penalty_labour_short", {},
+             "[penalty per labour hour below its goal|penalty for each labour hour short of its goal|penalty per "
+             "labour hour under its goal]",
+             ""},
+            {"penalty_labour_over", {},
+             "[penalty per labour hour above its goal (overtime)|penalty for each labour hour over its goal "
+             "(overtime)|penalty per overtime hour above the labour goal]",
+             ""},
+            {"penalty_emission_over", {},
+             "[penalty per {eunit} of {emission} above its goal|penalty for each {eunit} of {emission} over its "
+             "goal|penalty per {eunit} by which {emission} exceeds its goal]",
+             ""},
         };
         f.constraints = {
             "[Machine hours are a hard limit, and each minimum output must be produced.|The plan may "
-            "not use more machine hours than available and must meet every minimum output.]",
+            "not use more machine hours than available and must meet every minimum output.|[The machine hours "
+            "available|Available machine hours] [cannot|may not] be [exceeded|overrun], and [every|each] minimum "
+            "output [has to|must] be [reached|met]; these [are hard|two are strict].|[Two|These] requirements are "
+            "[firm|strict]: [stay within|do not exceed] the machine hours, and [produce at least|make no less than] "
+            "each minimum output.]",
             "[The goals are soft: profit may fall short of its goal, labour may miss its goal either "
             "way, and {emission} may exceed its goal, each deviation at its penalty.|Deviations from "
             "the goals are allowed but penalised: profit below target, labour hours below or above "
-            "target, {emission} above its limit.]"};
+            "target, {emission} above its limit.|The goals [may be missed|can be violated] at a [penalty|"
+            "cost]: [profit below|a shortfall of profit under] its goal, labour hours [above or below|off] "
+            "[their|the labour] goal [in either direction|either way], and {emission} [above|over] its goal, "
+            "[each|every] deviation [charged|penalised] at its [own penalty|weight].]"};
         f.objective =
             "[Minimize the total weighted deviation from the goals.|Find the plan with the smallest sum "
-            "of penalties.]";
+            "of penalties.|[Keep|Make] the [weighted sum of the deviations from the goals|penalty-weighted "
+            "deviations] as [small|low] as possible.|[Choose|Find] [the output plan|how much to make] [that "
+            "minimizes|with the "
+            "least] [total|overall] [weighted deviation|penalty].]";
         f.decisions = "the output of each {product} and the deviation from each goal";
         f.latex =
             "\\begin{aligned}\n"

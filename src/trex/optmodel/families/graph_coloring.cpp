@@ -152,29 +152,65 @@ TREX_FAMILY(graph_coloring) {
         f.intro =
             "[{Org} must place {n_exams} {exams} into {slots}, and {exams} that conflict cannot share a {slot}.|{Org} "
             "is planning {n_exams} {exams} over at most {n_slots} {slots}; two {exams} in conflict must go to "
-            "different {slots}.]";
+            "different {slots}.|There are {n_exams} {exams} [to schedule|to place|to plan] and [up to|at most|no "
+            "more than] {n_slots} {slots} [to put them in|available]; {org} [must|has to] keep [conflicting "
+            "{exams}|{exams} that conflict] in [different|separate] {slots}.|[Any|Each] two {exams} that "
+            "[conflict|are in conflict] [must not|may not|cannot] [share a {slot}|be placed in the same {slot}], and "
+            "{org} [has|needs] to [fit|place|schedule] {n_exams} {exams} into [at most|up to|no more than] "
+            "{n_slots} {slots}.]";
         f.params = {
             {"exams", {}, "{exam_set}", "", true},
-            {"slots", {}, "{slots} available (in order)", "", true},
+            {"slots", {}, "[{slots} available (in order)|{slots} available, in order|{slots} that can be used (in "
+             "order)]", "", true},
             {"conflicts",
              {"exams", "exams"},
-             "conflict indicator (1 if the two {exams} cannot share a {slot})",
+             "[conflict indicator (1 if the two {exams} cannot share a {slot})|conflict flag (1 when the two "
+             "{exams} may not share a {slot})|conflict marker (1 if the two {exams} must not be in the same "
+             "{slot})]",
              "",
              false,
              "",
-             "[{row} {conflict_verb} {cols}.|{row} cannot share a {slot} with {cols}, because {conflict_reason}.]"},
+             "[{row} {conflict_verb} {cols}.|{row} cannot share a {slot} with {cols}, because {conflict_reason}.|"
+             "{row} [conflicts|is in conflict] with {cols}[, so they cannot share a {slot}|; they [may not|"
+             "cannot] be in the same {slot}].|{row} [must not|may not] [go in|be placed in] the same {slot} as "
+             "{cols}[, since|, as] {conflict_reason}.]"},
         };
         f.constraints = {
-            "[Every {exam} is held in exactly one {slot}.|Each {exam} is given one {slot}.]",
+            "[Every {exam} is held in exactly one {slot}.|Each {exam} is given one {slot}.|[No|Not a single] "
+            "{exam} [may|can] be left [without a {slot}|unplaced] or [placed in|split over] [more than one "
+            "{slot}|two or more {slots}].|[Each|Every] {exam} [must|has to] be [placed in|assigned to|given] "
+            "[exactly one|"
+            "one and only one|a single] {slot}.|[Place|Put|Assign] [each|every] {exam} in [exactly one|one and "
+            "only one|a single] {slot}.]",
             "[Two {exams} in conflict cannot be in the same {slot}, and only a {slot} that is used can hold "
             "{exams}.|Conflicting {exams} must be in different {slots}; a {slot} holding any {exam} counts as "
-            "used.]",
+            "used.|[If|When] two {exams} [conflict|are in conflict], they [must|have to] [go to|be placed in] "
+            "[different|separate] {slots}, and [a {slot} that holds any of them|any {slot} holding one of them] "
+            "[counts as|is] used.|[No|Not a single] {slot} [may|can] [hold|contain] two conflicting {exams}, "
+            "and [{exams} can only be placed in a {slot} that is used|only a used {slot} can hold {exams}].|It "
+            "is [required|necessary] that conflicting {exams} [are kept apart|are in different {slots}], "
+            "[with every {slot} that holds an {exam} counted as used|and that every {slot} holding an {exam} "
+            "counts as used].]",
             "[{Slots} are used in the order listed: a {slot} may only be used if the one before it is.|To rule out "
-            "equivalent timetables, a {slot} is used only if the previous {slot} is used as well.]"};
-        f.objective = "[Minimize the number of {slots} used.|Use as few {slots} as possible.]";
+            "equivalent timetables, a {slot} is used only if the previous {slot} is used as well.|[A|Any] {slot} "
+            "[may|can] be used only [when|if] the {slot} [listed before it|just before it|preceding it] is used "
+            "[too|as well].|[No|Not a single] {slot} [may|can] be used [while|if] the {slot} [before it|preceding "
+            "it|listed just before it] is [left unused|not used].|[Use|Open] the {slots} in [the listed order|"
+            "the order given|list order]: [no|not a single] {slot} [is|may be] used unless the [previous|"
+            "preceding] one is [too|as well|also].]"};
+        f.objective =
+            "[Minimize the number of {slots} used.|Use as few {slots} as possible.|The [goal|aim|objective] is "
+            "to [keep|make] the number of {slots} used as [small|low] as possible.|[Choose|Find|Decide] a "
+            "[timetable|plan|schedule] that [needs|uses|takes up] the [fewest|smallest number of] {slots}.|Find "
+            "the [smallest|least|lowest] number of {slots} [that must be used|needed] [for all the {exams}|to "
+            "hold every {exam}].]";
         f.integrality =
             "[Each {exam} is either in a {slot} or not, and a {slot} is either used or not.|All "
-            "decisions are yes/no.]";
+            "decisions are yes/no.|[Every|Each] decision is [yes/no|all-or-nothing|binary]: [an {exam} is either "
+            "in a given {slot} or not|an {exam} cannot be split across {slots}], and a {slot} is [either used or "
+            "not|used or unused].|No {exam} [may|can] be [split|divided] [across|between] {slots}, and [each|"
+            "every] {slot} is either [used|in use] or [not|unused].|Whether an {exam} goes in a {slot}, and "
+            "whether a {slot} is used, are [yes/no|all-or-nothing|binary] [decisions|choices].]";
         f.decisions = "which {slot} each {exam} is held in and which {slots} are used (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -134,30 +134,59 @@ TREX_FAMILY(inventory_backorder) {
         f.intro =
             "[{Org} plans production of {n_items} {items} over the next {n_periods} periods.|{Org} must "
             "schedule the production of {n_items} {items} over {n_periods} periods and may fall behind on "
-            "orders for a while.]";
+            "orders for a while.|[Over|For] the [next|coming] {n_periods} periods, {org} [has to|must|needs to] "
+            "[plan|decide] how much of [each of its|each of] {n_items} {items} to [produce|make], and it [may|"
+            "is allowed to] [backorder|fall behind on] demand [for a while|temporarily].|[A production plan|A "
+            "plan] for {n_items} {items} [over|covering|spanning] {n_periods} periods is [needed|required] by "
+            "{org}, which [may|can] [leave|let] some demand [unmet for a time|wait] as backorders.]";
         f.params = {
             {"items", {}, "{items}", "", true},
             {"periods", {}, "periods", "", true},
             {"demand", {"items", "periods"}, "demand", "{unit}"},
-            {"hours_per_unit", {"items"}, "{res} needed", "hours per {unit}"},
+            {"hours_per_unit", {"items"}, "[{res} needed|{res} required|{res} used]", "hours per {unit}"},
             {"hours_available", {"periods"}, "capacity", "{res}"},
-            {"production_cost", {"items"}, "production cost", "$ per {unit}"},
-            {"holding_cost", {"items"}, "holding cost", "$ per {unit} carried to the next period"},
-            {"backorder_cost", {"items"}, "backorder cost", "$ per {unit} backordered per period"},
+            {"production_cost", {"items"}, "[production cost|cost of production|unit production cost]",
+             "$ per {unit}"},
+            {"holding_cost", {"items"}, "[holding cost|stock-holding cost|inventory holding cost]",
+             "$ per {unit} carried to the next period"},
+            {"backorder_cost", {"items"}, "[backorder cost|backlog cost|cost of backordering]",
+             "$ per {unit} backordered per period"},
         };
         f.constraints = {
             "[There is no stock and no backlog at the start. In each period, the stock carried in plus production "
             "must cover the backlog carried in and the period's demand; what is left is stock, and what is missing "
             "becomes a backorder served later.|Each period starts with the previous period's stock or backlog "
             "(none before the first period); demand not met from stock and production is backordered, and stock "
-            "left over is carried to the next period.]",
+            "left over is carried to the next period.|[Starting from|With] [no stock and no backlog|zero stock "
+            "and zero backlog] [at the start|before the first period], [for each {item} in each period|in every "
+            "period, for each {item},] the stock carried in [minus|less] the backlog carried in plus production "
+            "[equals|is equal to] the period's demand plus the stock carried out minus the backlog carried "
+            "out.|[For every|For each] {item} [and|in each] period, [production plus the incoming stock|the "
+            "incoming stock plus production] [first clears|must first cover] the [incoming backlog|backlog "
+            "carried in] and then the period's demand; [any surplus|whatever is left] is [carried forward|kept] "
+            "as stock, and [any shortfall|whatever is short] [becomes|is added to] the backlog (both start at "
+            "zero).]",
             "[The {res} used in a period may not exceed the hours available.|Production in each period is limited by "
-            "the {res} available.]",
+            "the {res} available.|[In each|In every] period, the [total|combined|overall] {res} [used by|needed "
+            "for] [all|the] {items} [produced|made] [must stay within|must not exceed|may not exceed|has to stay "
+            "within] the capacity.|[No|Not a single] period [may|can] [use|need] more {res} [than the capacity "
+            "allows|than its capacity|than that period's capacity].|[Keep|Hold] the {res} [used|needed] [in each "
+            "period|per period] [within|at or below] that period's capacity.]",
             "[All backorders must be cleared by the end of the last period.|No demand may still be backordered at "
-            "the end of the horizon.]"};
+            "the end of the horizon.|[By|At] the end of the last period, [every|each] backorder [must|has to] "
+            "[have been|be] [cleared|filled|served].|[Nothing|No demand] [may|can] [remain|be left] [backordered|"
+            "on backorder] [after|at the end of] the [last|final] period.|It is [required|necessary] that [the "
+            "backlog of every {item}|every {item}'s backlog] [be|is] [zero|cleared] at the end of the [last|"
+            "final] period.]"};
         f.objective =
             "[Minimize the total production, holding and backorder cost.|Find the plan with the lowest "
-            "total cost of production, inventory and backorders.]";
+            "total cost of production, inventory and backorders.|The [goal|aim|objective] is to [keep|make] the "
+            "[sum|total] of production, holding and backorder costs as [small|low] as possible.|[Choose|Plan|"
+            "Decide] [production, stock and backorders|how much to make, hold and backorder] so that the "
+            "[total|overall|combined] cost of [producing, holding stock and backordering|production, holding and "
+            "backorders] is [minimized|as low as possible].|[Find|Determine] the [production plan|schedule] [that "
+            "minimizes the|with the smallest|with the least] [total|overall] [production, holding and backorder "
+            "cost|cost of making, storing and backordering].]";
         f.decisions = "production, end-of-period stock and backorders of each {item} in each period";
         f.latex =
             "\\begin{aligned}\n"

@@ -136,38 +136,72 @@ TREX_FAMILY(job_shop) {
               {"machine_pool", "sites"}}},
         };
         f.intro =
-            "[{Org} has {n_jobs} {jobs} to schedule on {n_machines} "
-            "{machines}. Every {job} visits each "
-            "{machine} exactly once, in its own fixed order.|{Org} must "
-            "sequence {n_jobs} {jobs} on "
-            "{n_machines} {machines}; each {job} passes through all "
-            "{machines} along its own route.]";
+            "[{Org} has {n_jobs} {jobs} to schedule on {n_machines} {machines}. Every {job} visits each "
+            "{machine} exactly once, in its own fixed order.|{Org} must sequence {n_jobs} {jobs} on "
+            "{n_machines} {machines}; each {job} passes through all {machines} along its own route.|There are "
+            "{n_jobs} {jobs} [to be scheduled|to schedule|to sequence] on {n_machines} {machines} at {org}, and "
+            "[each|every] {job} [must visit|goes through|passes through] [every|each] {machine} exactly once, "
+            "[following|in] its own fixed route.|[Each|Every] one of {n_jobs} {jobs} [has to|must|is to] "
+            "[pass through|visit] all {n_machines} {machines} [once|exactly once], in a fixed order of its "
+            "own, and {org} [needs|wants|has] to [schedule|sequence|plan] [the work|them].]";
         f.params = {
             {"jobs", {}, "{jobs}", "", true},
             {"machines", {}, "{machines}", "", true},
-            {"order", {"jobs", "machines"}, "position in the route (1 = visited first)", ""},
-            {"time", {"jobs", "machines"}, "processing time on each {machine}", "{unit}"},
-            {"deadline", {}, "deadline by which all {jobs} must be finished", "{unit}"},
+            {"order", {"jobs", "machines"},
+             "[position in the route (1 = visited first)|place in the route (1 = first {machine} visited)|step "
+             "number in the route (1 = visited first)]",
+             ""},
+            {"time", {"jobs", "machines"},
+             "[processing time on each {machine}|time needed on each {machine}|processing time at each {machine}]",
+             "{unit}"},
+            {"deadline", {},
+             "[deadline by which all {jobs} must be finished|deadline for finishing all {jobs}|latest time by "
+             "which every {job} must be done]",
+             "{unit}"},
         };
         f.constraints = {
-            "[A {job} can start its next operation only after the "
-            "previous one in its route is finished.|The "
-            "operations of each {job} follow its route: one starts "
-            "only when the previous one has ended.]",
-            "[A {machine} processes one {job} at a time, without "
-            "interruption.|No {machine} can work on two "
-            "{jobs} at once, and an operation is never interrupted.]",
-            "[All work starts at time zero and must be completed by "
-            "the deadline.|Everything starts at time zero "
-            "and has to be done by the deadline.]"};
+            "[A {job} can start its next operation only after the previous one in its route is finished.|The "
+            "operations of each {job} follow its route: one starts only when the previous one has ended.|[No|"
+            "Not a single] {job} [may|can] [start|begin] an operation [before|until] the [previous|preceding] "
+            "operation [in|on] its route [has finished|is complete|is done].|[Each|Every] operation of a {job} "
+            "[must wait for the [previous|preceding] operation in its route to finish|has to wait until the "
+            "[previous|preceding] operation in its route is finished|may start only after the [previous|"
+            "preceding] operation in its route has ended].|[Within|Along] [each|every] {job}'s route, [an "
+            "operation|each "
+            "operation] [may|can] [only start|start only] [once|after|when] the one [before it|preceding it] "
+            "[has finished|is complete].]",
+            "[A {machine} processes one {job} at a time, without interruption.|No {machine} can work on two "
+            "{jobs} at once, and an operation is never interrupted.|[Each|Every] {machine} [handles|processes|"
+            "works on] [at most one|no more than one|only one] {job} at [a|any one] time, and [operations run|each "
+            "operation runs] [without interruption|to the end once started|uninterrupted].|[Once|After] an "
+            "operation [starts|has started] on a {machine}, it [runs|continues] [without a break|uninterrupted|"
+            "to completion], and [that|the] {machine} [cannot|may not] [take|work on] [another|a second] {job} "
+            "[meanwhile|at the same time|in the meantime].|It is [not allowed|not possible|forbidden] for a {machine} "
+            "to "
+            "[work on|process] two {jobs} [at once|at the same time], and operations [are never|may not be] "
+            "interrupted.]",
+            "[All work starts at time zero and must be completed by the deadline.|Everything starts at time zero "
+            "and has to be done by the deadline.|[No|Not a single] operation [may|can] [start|begin] before time "
+            "zero or [finish|end] after the deadline.|[Every|Each] operation [must|has to] [start|begin] at or "
+            "after time zero and [end|finish|be done] [by|no later than|at or before] the deadline.|[Work|The "
+            "schedule] [begins|starts] at time zero, and [all {jobs} must|all {jobs} have to|every {job} must|every "
+            "{job} "
+            "has to] be "
+            "[finished|completed|done] [by|no later than] the deadline.]"};
         f.objective =
-            "[Minimize the makespan, the time at which the last "
-            "operation finishes.|Finish all {jobs} "
-            "as early as possible (minimize the makespan).]";
+            "[Minimize the makespan, the time at which the last operation finishes.|Finish all {jobs} as early as "
+            "possible (minimize the makespan).|The [goal|aim|objective] is to [make|keep] the makespan (the "
+            "[finishing time|completion time] of the last operation) as [small|short] as possible.|[Choose|Find|"
+            "Plan] a schedule [in which|where|so that] the last operation [finishes|ends|is completed] as "
+            "[early|soon] as possible.|[Make|Get] the time [at which|when] the [final|last] operation [ends|"
+            "finishes] as [early|small] as possible[, that is, minimize the makespan|].]";
         f.integrality =
-            "[The order of two {jobs} on a {machine} is a yes/no "
-            "decision.|On each {machine}, one of "
-            "any two {jobs} goes first.]";
+            "[The order of two {jobs} on a {machine} is a yes/no decision.|On each {machine}, one of any two "
+            "{jobs} goes first.|[For|On] [each|every] {machine}, [which of two {jobs} goes first|the order of "
+            "any two {jobs}] is a [yes/no|binary|two-way] [decision|choice].|[Any two {jobs}|Two {jobs}] "
+            "[sharing|on] a {machine} [must|have to] be [ordered|sequenced]: one [goes|is processed] [first|"
+            "before the other], [entirely|with no overlap].|Whether a {job} [precedes|comes before] another on a "
+            "{machine} is [an all-or-nothing|a yes/no] [decision|choice].]";
         f.decisions =
             "the start time of every operation, the order of every pair "
             "of {jobs} on each {machine} "

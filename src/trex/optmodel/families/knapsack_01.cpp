@@ -75,7 +75,10 @@ TREX_FAMILY(knapsack_01) {
         };
         f.intro =
             "[{Org} can choose among {n_items} {items}.|{Org} is deciding which of {n_items} {items} to "
-            "take on.]";
+            "take on.|There are {n_items} {items} [to choose from|on the table|under consideration], and {org} "
+            "[must|has to|needs to] decide which [ones|of them] to [take|select|pick].|[Which|Exactly which] of "
+            "{n_items} {items} [to take on|to select|to pick] is [the question|what] {org} [must "
+            "decide|has to settle].]";
         f.params = {
             {"items", {}, "{items}", "", true},
             {"value", {"items"}, "{value}", "{vunit}"},
@@ -83,12 +86,26 @@ TREX_FAMILY(knapsack_01) {
             {"capacity", {}, "{cap}", "{wunit}"},
         };
         f.constraints = {
-            "[The chosen {items} together may not exceed the {cap}.|The total requirement of "
-            "the selection must stay within the {cap}.]"};
+            "[The chosen {items} together may not exceed the {cap}.|The total requirement of the selection must "
+            "stay within the {cap}.|[Taken together|Summed up|Added up], the [requirements|amounts needed] of the "
+            "[chosen|selected] {items} [must not|may not|cannot] [exceed|go beyond|be more than] the "
+            "{cap}.|[No|Not a single] selection [may|can] [need|require|use] more than the {cap}, [counting|"
+            "summing|adding up] the [requirement|amount needed] of [each|every] chosen {item}.|The {cap} "
+            "[limits|caps|bounds] the [total|combined|overall] [requirement|amount needed] of the {items} [that "
+            "are chosen|selected|taken].]"};
         f.objective =
-            "[Maximize the total {value} of the selection.|Which {items} should be chosen to get the "
-            "largest total {value}?]";
-        f.integrality = "[Each {item} is either taken completely or not at all.|{Items} cannot be split.]";
+            "[Maximize the total {value} of the selection.|Which {items} should be chosen to get the largest "
+            "total {value}?|The [goal|aim|objective] is to [make|get] the [total|combined|overall] {value} of the "
+            "[chosen|selected] {items} as [large|high] as possible.|[Choose|Select|Pick] the {items} so that "
+            "their [total|combined|summed] {value} is [maximized|as large as possible|as high as "
+            "possible].|[Find|Determine] the selection [with|that gives] the [largest|highest|greatest] "
+            "[total|combined|overall] {value}.]";
+        f.integrality =
+            "[Each {item} is either taken completely or not at all.|{Items} cannot be split.|[No|Not a single] "
+            "{item} [may|can] be [taken|chosen] [in part|partially|only partly].|[Every|Each] {item} is "
+            "[a yes/no|an all-or-nothing] [choice|decision]: [taken|chosen] [in full|whole|completely] or not "
+            "[at all|taken].|It is [not possible|not allowed] to [take|choose] [a fraction of|part of|only part "
+            "of] [an|any] {item}.]";
         f.decisions = "whether each {item} is selected (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -63,24 +63,52 @@ TREX_FAMILY(knapsack_bounded) {
                             {"vounit", "crates"}, {"item_pool", "items"}}},
         };
         f.intro = "[{Org} is loading a vehicle with {items}; several copies of each are available.|{Org} must "
-                  "decide how many of each of {n_items} {items} to load.]";
+                  "decide how many of each of {n_items} {items} to load.|A vehicle [is being loaded|has to be "
+                  "loaded] by {org} with {n_items} {items}, [each available in several copies|of which several "
+                  "copies each are on hand].|[How many|What number] of each of {n_items} {items} to [load|put] "
+                  "[onto|on] [a|the] vehicle is [up to|for] {org} to decide; [several|multiple] copies of "
+                  "[each|every] {item} are available.]";
         f.params = {
             {"items", {}, "{items}", "", true},
-            {"value", {"items"}, "{value} per {copy}", "{vunit}"},
-            {"weight", {"items"}, "weight per {copy}", "{wunit}"},
-            {"volume", {"items"}, "volume per {copy}", "{vounit}"},
-            {"available", {"items"}, "number available", ""},
-            {"weight_capacity", {}, "weight capacity", "{wunit}"},
-            {"volume_capacity", {}, "volume capacity", "{vounit}"},
+            {"value", {"items"}, "[{value} per {copy}|{value} of each {copy}|{value} per {copy} loaded]",
+             "{vunit}"},
+            {"weight", {"items"}, "[weight per {copy}|weight of each {copy}|weight of one {copy}]", "{wunit}"},
+            {"volume", {"items"}, "[volume per {copy}|volume of each {copy}|volume of one {copy}]", "{vounit}"},
+            {"available", {"items"}, "[number available|number of copies available|available number]", ""},
+            {"weight_capacity", {}, "[weight capacity|weight limit|capacity by weight]", "{wunit}"},
+            {"volume_capacity", {}, "[volume capacity|volume limit|capacity by volume]", "{vounit}"},
         };
         f.constraints = {"[The total weight loaded may not exceed the weight capacity.|Weight is limited by the "
+                         "weight capacity.|[No|Not a single] load [may|can] [weigh|come to] more than the weight "
+                         "capacity [in total|all together|overall].|The [combined|total|overall] weight of "
+                         "[everything|all the {copy}s] loaded [must|has to] [stay within|be no more than|be at "
+                         "most] the weight capacity.|[If|When] the weights of all loaded {copy}s are [added up|"
+                         "summed], [the result|the sum] [must not|may not|cannot] [exceed|be more than] the "
                          "weight capacity.]",
                          "[The total volume may not exceed the volume capacity.|Space is limited by the volume "
-                         "capacity.]",
+                         "capacity.|[No|Not a single] load [may|can] [take up|occupy] more [space|volume] than "
+                         "the volume capacity [in total|all together|overall].|The [combined|total|overall] "
+                         "volume of [everything|all the {copy}s] loaded [must|has to] [stay within|be no more "
+                         "than|be at most] the volume capacity.|[If|When] the volumes of all loaded {copy}s are "
+                         "[added up|summed], [the result|the sum] [must not|may not|cannot] [exceed|be more "
+                         "than] the volume capacity.]",
                          "[At most the available number of each {item} can be loaded.|Availability limits each "
-                         "{item}.]"};
-        f.objective = "[Maximize the total {value}.|Find the load with the largest total {value}.]";
-        f.integrality = "[Only whole {copy}s can be loaded.|The number of each {item} must be a whole number.]";
+                         "{item}.|[No|Not a single] {item} [may|can] be loaded [in a greater number|more often] "
+                         "than [its number available|the number of its copies available].|For [each|every] "
+                         "{item}, the number of {copy}s loaded [must stay within|must be at most|must not exceed] "
+                         "[the|its] number available.|[Load|Take] [no more|not more] {copy}s of [each|every] "
+                         "{item} than [are available|the number available].]"};
+        f.objective = "[Maximize the total {value}.|Find the load with the largest total {value}.|The [goal|aim|"
+                      "objective] is to make the [total|combined|overall] {value} of the load as [large|high] as "
+                      "possible.|[Choose|Decide|Determine] how many of each {item} to load so that the "
+                      "[total|combined|overall] {value} is [maximized|as large as possible|as high as "
+                      "possible].|[Load|Pack] the vehicle [to get|so as to get|to earn] the [largest|highest|"
+                      "greatest] [total|combined|overall] {value}.]";
+        f.integrality = "[Only whole {copy}s can be loaded.|The number of each {item} must be a whole number.|[No|"
+                        "Not a single] {copy} [may|can] be loaded [in part|partially|as a fraction].|[Every|Each] "
+                        "{item} [is loaded|must be loaded] in [whole|complete] {copy}s[ only|], never in "
+                        "fractions.|It is [not possible|not allowed] to load [a fraction of|part of] a {copy}; "
+                        "the [counts|numbers loaded] [must|have to] be whole numbers.]";
         f.decisions = "how many copies of each {item} to load (integer)";
         f.latex = "\\begin{aligned}\n"
                   "\\max\\;& \\sum_{i\\in I} v_i\\,x_i \\\\\n"

@@ -122,9 +122,13 @@ TREX_FAMILY(logical_selection) {
               {"option_pool", "regions"}}},
         };
         f.intro =
-            "[{Org} is choosing among {n_options} {options}, under a budget and a few rules about which "
-            "go together.|{Org} must select a set of {options} from {n_options} candidates; some choices "
-            "depend on others.]";
+            "[{Org} is choosing among {n_options} {options}, under a budget and a few rules about which go "
+            "together.|{Org} must select a set of {options} from {n_options} candidates; some choices depend on "
+            "others.|[From|Out of] {n_options} candidate {options}, {org} [has to|must|wants to] [pick|select|"
+            "choose] [a set|a subset|some] within a budget, [following|respecting|obeying] a few rules about "
+            "which {options} [go together|depend on or exclude each other].|There are {n_options} {options} "
+            "[to choose from|on offer|under consideration]; {org} [is limited by|must keep to|faces] a budget "
+            "and [some|a few] rules [linking|about] the choices.]";
         f.params = {
             {"options", {}, "{options}", "", true},
             {"value", {"options"}, "{value}", "{vunit}"},
@@ -132,30 +136,66 @@ TREX_FAMILY(logical_selection) {
             {"budget", {}, "budget", "{cunit}"},
             {"requires",
              {"options", "options"},
-             "{options} needed",
+             "[{options} needed|{options} required|prerequisite {options}]",
              "",
              false,
              "",
-             "[{Row} can only be chosen together with {cols}.|Choosing {row} requires {cols}.]"},
+             "[{Row} can only be chosen together with {cols}.|Choosing {row} requires {cols}.|If {row} is "
+             "[chosen|selected], {cols} must be [chosen|selected] [too|as well].|{Row} [may|can] be [chosen|"
+             "selected] only [along with|together with|alongside] {cols}.]"},
             {"excludes",
              {"options", "options"},
-             "{options} excluded",
+             "[{options} excluded|{options} ruled out|incompatible {options}]",
              "",
              false,
              "",
-             "[{Row} and {cols} cannot both be chosen.|{Row} rules out {cols}.]"},
-            {"limited", {}, "{options} of the limited group", "", true},
-            {"limited_max", {}, "maximum number of {options} chosen from the limited group", ""},
-            {"essential", {}, "{options} of which at least one must be chosen", "", true},
+             "[{Row} and {cols} cannot both be chosen.|{Row} rules out {cols}.|If {row} is [chosen|selected], "
+             "{cols} [cannot|may not] be [chosen|selected].|{Row} is [incompatible|not compatible] with {cols}.]"},
+            {"limited", {}, "[{options} of the limited group|{options} in the limited group|limited-group "
+             "{options}]", "", true},
+            {"limited_max", {},
+             "[maximum number of {options} chosen from the limited group|largest number of {options} that may be "
+             "chosen from the limited group|cap on how many {options} of the limited group are chosen]",
+             ""},
+            {"essential", {},
+             "[{options} of which at least one must be chosen|{options} of the must-choose group (at least one "
+             "must be chosen)|{options} among which at least one must be chosen]",
+             "", true},
         };
-        f.constraints = {"[The total cost may not exceed the budget.|Spending is limited by the budget.]",
+        f.constraints = {"[The total cost may not exceed the budget.|Spending is limited by the budget.|The "
+                         "[combined|total|summed] cost of the [chosen|selected] {options} [must stay within|must "
+                         "not exceed|may not be more than] the budget.|[No|Not a single] selection [may|can] "
+                         "[cost|come to] more than the budget [in total|all together|overall].|[If|When] the "
+                         "costs of the [chosen|selected] {options} are [added up|summed], [the sum|the result] "
+                         "[must not|may not|cannot] [exceed|go over] the budget.]",
                          "[Every dependency and every exclusion must be respected.|The rules about {options} "
-                         "that need or exclude each other must hold.]",
+                         "that need or exclude each other must hold.|[An|Any] {option} that [needs|requires] "
+                         "another [may|can] be chosen only [if|when] that one is [chosen|selected] too, and two "
+                         "{options} that exclude each other [cannot|may not] [both be chosen|be chosen "
+                         "together].|[No|Not a single] {option} [may|can] be [chosen|selected] without the "
+                         "{options} it [needs|requires], or together with [one|an {option}] it [excludes|rules "
+                         "out].|It is [required|necessary] that [all|every one of the] [dependencies|"
+                         "requirements] and [exclusions|incompatibilities] [hold|be respected|are met].]",
                          "[At most the stated number of {options} of the limited group can be chosen, and at least "
                          "one of the must-choose group.|Respect the cap on the limited group and choose at least one "
-                         "of the must-choose group.]"};
-        f.objective = "[Maximize the total {value}.|Find the selection with the largest total {value}.]";
-        f.integrality = "[Each {option} is chosen or not.|{Options} cannot be chosen in part.]";
+                         "of the must-choose group.|[No more|Not more] {options} than the stated maximum [may|"
+                         "can] be [chosen|selected] from the limited group, and [at least one {option} "
+                         "must|one or more {options} must] come from the must-choose group.|The [number|count] of "
+                         "{options} [chosen|selected] from the limited group [must not|may not|cannot] exceed the "
+                         "stated maximum, [while|and] [the must-choose group must supply at least one|at least one "
+                         "{option} of the must-choose group must be chosen].|[From|Out of] the must-choose group, "
+                         "[choose|select|pick] at least one {option}; [from|out of] the limited group, [choose|"
+                         "select|pick] [at most|no more than] the stated number.]"};
+        f.objective = "[Maximize the total {value}.|Find the selection with the largest total {value}.|The [goal|"
+                      "aim|objective] is to make the [total|combined|overall] {value} of the [chosen|selected] "
+                      "{options} as [large|high] as possible.|[Choose|Select|Pick] the {options} so that their "
+                      "[total|combined|summed] {value} is [maximized|as large as possible|as high as "
+                      "possible].|[Find|Determine] the [set|selection] of {options} [with|that gives] the "
+                      "[largest|highest|greatest] [total|combined|overall] {value}.]";
+        f.integrality = "[Each {option} is chosen or not.|{Options} cannot be chosen in part.|[No|Not a single] "
+                        "{option} [may|can] be [chosen|selected] [in part|partially|only partly].|[Every|Each] "
+                        "{option} is [a yes/no|an all-or-nothing] [choice|decision].|It is [not possible|not "
+                        "allowed] to [choose|select] [a fraction of|part of|only part of] [an|any] {option}.]";
         f.decisions = "which {options} to choose (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -69,26 +69,49 @@ TREX_FAMILY(lot_sizing) {
         };
         f.intro =
             "[{Org} plans production of {good} over the next {n_periods} periods.|{Org} must decide when to "
-            "produce {good} and how much to keep in stock over {n_periods} periods.]";
+            "produce {good} and how much to keep in stock over {n_periods} periods.|[Over|For] the [next|coming] "
+            "{n_periods} periods, {org} [has to|must|needs to] [plan|decide] [when and how much|in which periods "
+            "and in what amounts] to [produce|make] {good}, [and what to hold in stock|keeping stock between "
+            "periods where useful].|A [production|production and stock] plan for {good} [over|covering|spanning] "
+            "{n_periods} periods is [needed|required] by {org}: [when to produce, how much, and what to keep in "
+            "stock|in which periods to produce, how much to make and how much to carry forward].]";
         f.params = {
             {"periods", {}, "periods", "", true},
             {"demand", {"periods"}, "demand", "{unit}"},
-            {"capacity", {"periods"}, "production capacity", "{unit}"},
-            {"setup_cost", {"periods"}, "setup cost if anything is produced", "$"},
-            {"unit_cost", {"periods"}, "production cost", "$ per {unit}"},
-            {"holding_cost", {}, "holding cost per {unit} carried to the next period", "$"},
+            {"capacity", {"periods"}, "[production capacity|capacity for production|maximum production]", "{unit}"},
+            {"setup_cost", {"periods"},
+             "[setup cost if anything is produced|setup cost paid whenever anything is produced|setup cost "
+             "incurred if there is any production]",
+             "$"},
+            {"unit_cost", {"periods"}, "[production cost|unit production cost|cost of production]", "$ per {unit}"},
+            {"holding_cost", {},
+             "[holding cost per {unit} carried to the next period|cost of holding each {unit} carried to the next "
+             "period|holding cost for every {unit} carried into the next period]",
+             "$"},
         };
         f.constraints = {
             "[Stock at the start is zero; demand of each period must be met from production and "
             "stock, with no backlogging.|There is no stock before the first period; demand must be met on time "
-            "from stock or current production.]",
+            "from stock or current production.|[Starting from|With] [an empty warehouse|zero opening stock], "
+            "[each|every] period's demand [has to|must] be [covered|met] [in that period|on time] by [its own "
+            "production and the stock carried in|stock on hand plus what is produced]; [late delivery|"
+            "backlogging] is not [allowed|possible].|[No demand may be|Demand cannot be] [delivered late|"
+            "backlogged]: [in every period|period by period], stock carried in plus production [must cover|"
+            "covers] [the demand|what is demanded], [and|with] the [first period|plan] [starting from|opening "
+            "with] [zero stock|no stock].]",
             "[Producing in a period requires paying its setup cost, and production cannot exceed "
             "capacity.|A setup is needed in every period with production, which is limited by the "
-            "capacity.]"};
+            "capacity.|[Any|Each] period [with|that has] [production|output] [incurs|pays] its setup cost, "
+            "and [its output|production] [stays within|may not exceed] [the period's|its] capacity.|[Nothing|No "
+            "{good}] can be [produced|made] in a period [without paying its setup cost|unless its setup cost is paid], "
+            "and [never|not] more than [its|the period's] capacity.]"};
         f.objective =
             "[Minimize total setup, production and holding costs.|Find the cheapest production and "
-            "inventory plan.]";
-        f.integrality = "[A setup either happens in a period or not.|Setups are yes/no decisions.]";
+            "inventory plan.|[Keep|Make] the [sum|total] of setup, production and holding costs as [low|small] "
+            "as possible.|[Plan|Schedule] production [at the least|for the lowest] [total|overall] cost, "
+            "[counting|including] setups, production and [stock holding|holding].]";
+        f.integrality = "[A setup either happens in a period or not.|Setups are yes/no decisions.|[Whether|If] "
+            "a period has a setup is a yes/no [choice|decision].|Setups cannot be [partial|fractional].]";
         f.decisions = "production, end-of-period stock and setups (binary) in each period";
         f.latex =
             "\\begin{aligned}\n"

@@ -61,19 +61,48 @@ TREX_FAMILY(machine_scheduling) {
                            {"job_pool", "courses"}, {"machine_pool", "workers"}}},
         };
         f.intro = "[{Org} has {n_jobs} {jobs} to process on {n_machines} {machines} working in parallel.|{Org} "
-                  "must split {n_jobs} {jobs} among {n_machines} {machines}; times differ by {machine}.]";
+                  "must split {n_jobs} {jobs} among {n_machines} {machines}; times differ by {machine}.|There "
+                  "are {n_jobs} {jobs} [waiting|to be processed|to run] at {org}, and {n_machines} {machines} "
+                  "[work|run|operate] [in parallel|side by side] [to handle|to process] them; [a {job}'s "
+                  "processing time depends on the {machine}|the time a {job} takes differs from {machine} to "
+                  "{machine}].|[Each|Every] one of {n_jobs} {jobs} [must|has to|is to] be [handled|processed] "
+                  "by one of {n_machines} parallel {machines} at {org}, [and|where] [processing times|the times "
+                  "needed] [vary|differ] by {machine}.]";
         f.params = {
             {"jobs", {}, "{jobs}", "", true},
             {"machines", {}, "{machines}", "", true},
-            {"time", {"jobs", "machines"}, "processing time", "{unit}"},
+            {"time", {"jobs", "machines"}, "[processing time|time needed|processing duration]", "{unit}"},
         };
         f.constraints = {"[Each {job} runs entirely on one {machine}.|A {job} cannot be split between "
-                         "{machines}.]",
+                         "{machines}.|[Every|Each] {job} [must|has to] be [assigned|given] to [exactly one|one "
+                         "and only one|a single] {machine}, which [processes|runs] it [entirely|in full|from "
+                         "start to end].|[No|Not a single] {job} [may|can] be [split|divided|shared] [between|"
+                         "among|across] [two or more|several] {machines}; [each|every] {job} [goes|is assigned] "
+                         "to [exactly one|one] {machine}.|[Assign|Give] [each|every] {job} [in full|whole|as a "
+                         "whole] to [exactly one|one and only one|a single] {machine}.]",
                          "[All {machines} start at time zero and process their {jobs} one after another.|A "
-                         "{machine} finishes when its last {job} is done.]"};
+                         "{machine} finishes when its last {job} is done.|[Each|Every] {machine} [starts|begins] "
+                         "at time zero and [works through|processes|runs] its {jobs} [one after another|one at a "
+                         "time|in sequence], so it [finishes|is done] after the [total|sum] of their processing "
+                         "times.|The [finishing time|finish time] of a {machine} [equals|is] the [total|sum|"
+                         "combined] processing time of the {jobs} [assigned to it|it is given|it runs], [counted|"
+                         "measured] from time zero.|[Starting|Beginning] at time zero, [a|each] {machine} "
+                         "[handles|processes] [its|the] {jobs} [assigned to it|given to it] [without "
+                         "overlap|one at a time] and [finishes|is done] [once all of them are done|when the "
+                         "last of them is complete].]"};
         f.objective = "[Minimize the time at which the last {machine} finishes (the makespan).|Make the whole "
-                      "batch finish as early as possible.]";
-        f.integrality = "[Assignments are yes/no.|Each {job} goes to exactly one {machine}.]";
+                      "batch finish as early as possible.|The [goal|aim|objective] is to [make|keep] the "
+                      "makespan, the [finishing|finish] time of the {machine} that [finishes|is done] last, as "
+                      "[small|short] "
+                      "as possible.|[Choose|Find|Decide] an assignment [so that|such that|in which] the last "
+                      "{machine} to finish [does so|is done] as [early|soon] as possible.|[Assign|Give] the "
+                      "{jobs} to {machines} [to minimize|so as to minimize] the makespan, [that is|i.e.] the "
+                      "[time|moment] [at which|when] the [last|final] {machine} finishes.]";
+        f.integrality = "[Assignments are yes/no.|Each {job} goes to exactly one {machine}.|Whether a {job} "
+                        "[runs|goes] on a {machine} is a [yes/no|binary|all-or-nothing] [decision|choice].|[No|"
+                        "Not a single] {job} [may|can] be [split|divided] [between|among] {machines}.|[Every|"
+                        "Each] [assignment|choice of {machine} for a {job}] is [all or nothing|yes or no], "
+                        "never [partial|fractional].]";
         f.decisions = "which {machine} processes each {job} (binary) and the makespan";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& C_{\\max} \\\\\n"

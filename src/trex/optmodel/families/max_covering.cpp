@@ -103,31 +103,56 @@ TREX_FAMILY(max_covering) {
         f.intro =
             "[{Org} can open only a limited number of its {n_sites} {sites} and wants them to reach as much of "
             "{n_points} {points} as possible.|{Org} is choosing among {n_sites} {sites} so as to cover the "
-            "largest share of {n_points} {points}.]";
+            "largest share of {n_points} {points}.|[Out of|From] {n_sites} {sites}, {org} [may|can] open only "
+            "a limited number, and [it wants|the aim is for] them to [reach|cover] as [much|large a share] of "
+            "{n_points} {points} as possible.|There are {n_sites} {sites} and {n_points} {points}; {org} "
+            "[has to|must|wants to] [decide|choose] which sites to open, [up to a limit|within a limit on their "
+            "number], so that the [{points} they reach|covered {points}] hold as many {pop} as possible.]";
         f.params = {
             {"sites", {}, "{sites}", "", true},
             {"points", {}, "{points}", "", true},
-            {"p", {}, "maximum number of sites to open", ""},
+            {"p", {},
+             "[maximum number of sites to open|largest number of sites that may be opened|limit on the number of "
+             "sites opened]",
+             ""},
             {"population", {"points"}, "size", "{pop}"},
             {"covers",
              {"sites", "points"},
-             "coverage indicator (1 if the site covers the {point}, else 0)",
+             "[coverage indicator (1 if the site covers the {point}, else 0)|coverage flag (1 when the site "
+             "covers the {point}, 0 otherwise)|coverage marker (1 if the {point} is covered by the site, else 0)]",
              "",
              false,
              "",
-             "[{row} covers {cols}.|{row} would reach {cols}.|Opening {row} covers {cols}.]"},
+             "[{row} covers {cols}.|{row} would reach {cols}.|Opening {row} covers {cols}.|If {row} is opened, "
+             "it [covers|reaches] {cols}.|{cols} would be [within reach of|covered by] {row}[ once it is "
+             "opened| if it is opened].]"},
         };
         f.constraints = {
             "[At most the maximum number of sites may be opened.|No more sites than the given maximum can be "
-            "opened.]",
+            "opened.|The number of sites [opened|that are opened] [must not|may not|cannot] [exceed|go above|be "
+            "more than] the [given|stated] maximum.|[Open|Choose] [at most|no more than|not more than] the "
+            "[maximum|given maximum] number of sites.|It is [not allowed|not possible] to open more sites than "
+            "the [given|stated] maximum.]",
             "[A {point} counts as covered only if at least one opened site covers it.|A {point} is covered only when "
-            "some opened site reaches it.]"};
+            "some opened site reaches it.|[No|Not a single] {point} [may|can] count as covered [unless|if not] "
+            "[at least one|some] opened site [covers|reaches] it.|For a {point} to count as "
+            "covered, [at least one|some] [opened site|site that is opened] [must|has to] [cover|reach] it.|[If|"
+            "When] none of the [opened sites|sites that are opened] [covers|reaches] a {point}, that {point} "
+            "[does not count|cannot count] as covered.]"};
         f.objective =
-            "[Maximize the total size (in {pop}) of the covered {points}.|Cover as many {pop} as "
-            "possible.]";
+            "[Maximize the total size (in {pop}) of the covered {points}.|Cover as many {pop} as possible.|The "
+            "[goal|aim|objective] is to [make|get] the [total|combined|overall] size of the covered {points} (in "
+            "{pop}) as [large|high] as possible.|[Choose|Open] [the|those] sites so that the [total|combined] "
+            "number of {pop} in covered {points} is [maximized|as large as possible].|[Find|Determine] the "
+            "[choice|set] of sites [with|that gives] the [largest|greatest|highest] [total|combined] size (in "
+            "{pop}) of covered {points}.]";
         f.integrality =
-            "[Each site is either opened or not, and each {point} is either covered or not.|Opening "
-            "and coverage are yes/no decisions.]";
+            "[Each site is either opened or not, and each {point} is either covered or not.|Opening and coverage "
+            "are yes/no decisions.|Whether a site is opened and whether a {point} is covered are "
+            "[yes/no|binary|all-or-nothing] [decisions|choices].|[No|Not a single] site [may|can] be [partly|"
+            "partially] opened, and [no|not a single] {point} [may|can] be [partly|partially] covered.|[Every|"
+            "Each] site is [open or closed|opened or not], and [every|each] {point} [either counts as covered or "
+            "not|is covered or not], [with nothing in between|never in part].]";
         f.decisions = "which sites to open (binary) and which {points} count as covered (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -64,21 +64,43 @@ TREX_FAMILY(max_flow) {
                              {"arc", "channel"}, {"unit", "cubic meters per second"}, {"node_pool", "regions"}}},
         };
         f.intro = "[{Org} studies a network of {n_nodes} {nodes} joined by one-way {arc}s.|{Org} wants to know how "
-                  "much can be pushed from one {node} to another through {n_arcs} one-way {arc}s.]";
+                  "much can be pushed from one {node} to another through {n_arcs} one-way {arc}s.|[Consider|Take] "
+                  "a network of {n_nodes} {nodes} [linked|connected|joined] by {n_arcs} one-way {arc}s, [studied|"
+                  "examined|analysed] by {org}.|[How much|What amount] can [be sent|flow|be pushed] from one "
+                  "{node} to another [through|over|across] a network of {n_nodes} {nodes} and {n_arcs} one-way "
+                  "{arc}s? {Org} [wants|needs|would like] to [know|find out].]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
             {"arcs", {}, "{arc}s", "", true},
             {"from", {"arcs"}, "start", ""},
             {"to", {"arcs"}, "end", ""},
             {"capacity", {"arcs"}, "capacity", "{unit}"},
-            {"source", {}, "source {node}", ""},
-            {"sink", {}, "destination {node}", ""},
+            {"source", {}, "[source {node}|source (the {node} where the flow starts)|{node} serving as the "
+             "source]", ""},
+            {"sink", {}, "[destination {node}|destination (the {node} where the flow ends)|{node} serving as the "
+             "destination]", ""},
         };
         f.constraints = {"[Flow is conserved at every intermediate {node}.|Except at the source and the "
-                         "destination, inflow equals outflow.]",
-                         "[Each {arc} carries at most its capacity.|{Arc} capacities may not be exceeded.]"};
+                         "destination, inflow equals outflow.|At [every|each] {node} other than the source and "
+                         "the destination, [the flow in|what flows in] [must equal|has to equal|equals] [the flow "
+                         "out|what flows out].|[No|Not a single] intermediate {node} [may|can] [store|keep|"
+                         "create] flow: [everything|all the flow] [entering|arriving at] it [must|has to] "
+                         "[leave|flow out] again, [and no flow may appear there|with nothing added].|[For|At] "
+                         "[each|every] {node} [apart from|except] the source and the destination, [inflow|the "
+                         "total flow in] and [outflow|the total flow out] [must be|have to be] [equal|the "
+                         "same].]",
+                         "[Each {arc} carries at most its capacity.|{Arc} capacities may not be exceeded.|[No|Not "
+                         "a single] {arc} [may|can] carry more [than its capacity|flow than its capacity "
+                         "allows].|The flow on [each|every] {arc} [must stay within|must not exceed|may not "
+                         "exceed|has to stay within] [its|the {arc}'s] capacity.|[Keep|Hold] the flow on [each|"
+                         "every] {arc} [within|at or below] its capacity.]"};
         f.objective = "[Maximize the total flow from the source to the destination.|Find the largest possible "
-                      "throughput from source to destination.]";
+                      "throughput from source to destination.|The [goal|aim|objective] is to [send|push|get] as "
+                      "much flow as possible from the source to the destination.|[Choose|Find|Determine] the "
+                      "flows [so that|such that] the [total|net] flow [leaving|out of] the source [and reaching "
+                      "the destination is|is] [as large as possible|maximized].|Find the [largest|"
+                      "greatest|maximum] [total|overall] flow [that can be sent|that can travel] from the "
+                      "source to the destination.]";
         f.decisions = "the flow on every {arc} and the total throughput";
         f.latex = "\\begin{aligned}\n"
                   "\\max\\;& v \\\\\n"

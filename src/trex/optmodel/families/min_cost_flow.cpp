@@ -88,22 +88,45 @@ TREX_FAMILY(min_cost_flow) {
         };
         f.intro =
             "[{Org} runs a network of {n_nodes} {nodes} connected by one-way {arc}s.|{Org} must route flow "
-            "through a network of {n_nodes} {nodes} and {n_arcs} {arc}s.]";
+            "through a network of {n_nodes} {nodes} and {n_arcs} {arc}s.|[The|A] network [run|operated] by "
+            "{org} [has|consists of] {n_nodes} {nodes} [linked|joined|connected] by {n_arcs} one-way "
+            "{arc}s.|[Across|Over|Through] {n_arcs} one-way {arc}s [between|linking|joining] {n_nodes} "
+            "{nodes}, {org} [has to|must|needs to] [route|send|move] [flow|its flow] from [supply|the supply] "
+            "{nodes} to [demand|the demand] {nodes}.]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
             {"arcs", {}, "{arc}s", "", true},
             {"from", {"arcs"}, "start", ""},
             {"to", {"arcs"}, "end", ""},
-            {"cost", {"arcs"}, "cost per unit of flow", "$ per {unit}"},
+            {"cost", {"arcs"}, "[cost per unit of flow|unit flow cost|cost of each unit of flow]", "$ per {unit}"},
             {"capacity", {"arcs"}, "capacity", "{unit}"},
-            {"balance", {"nodes"}, "net supply (positive: supply, negative: demand)", "{unit}"},
+            {"balance", {"nodes"},
+             "[net supply (positive: supply, negative: demand)|net supply (a positive value is a supply, a "
+             "negative one a demand)|net supply (supply if positive, demand if negative)]",
+             "{unit}"},
         };
         f.constraints = {
-            "[At every {node}, flow out minus flow in equals its net supply.|Flow is conserved: "
-            "outflow minus inflow at each {node} equals its net supply.]",
-            "[No {arc} may carry more than its capacity.|Each {arc}'s flow is limited by its "
-            "capacity.]"};
-        f.objective = "[Minimize the total cost of the flow.|Route all supply to the demands at minimum cost.]";
+            "[At every {node}, flow out minus flow in equals its net supply.|Flow is conserved: outflow minus inflow "
+            "at each {node} equals its net supply.|[For|At] [each|every] {node}, the [total|combined] flow [leaving|"
+            "going out] [minus|less] the [total|combined] flow [entering|coming in] [must equal|has to equal|is "
+            "exactly] [its|the {node}'s] net supply.|[Every|Each] {node}'s net supply [must|has to] "
+            "[equal|match|equal exactly] "
+            "[what flows out of it minus what flows into it|its outflow minus its inflow].|The net outflow "
+            "([outflow minus inflow|flow out minus flow in]) at [each|every] {node} [must be|has to be|is] "
+            "[exactly|precisely] [its|that {node}'s] net supply.]",
+            "[No {arc} may carry more than its capacity.|Each {arc}'s flow is limited by its capacity.|The flow "
+            "on [each|every] {arc} [must stay within|must not exceed|may not exceed|has to stay within] [its|the "
+            "{arc}'s] capacity.|[Keep|Hold] the flow on [each|every] {arc} [within|at or below] its capacity.|It is "
+            "[not allowed|not "
+            "possible] [to send more flow on an {arc} than its capacity|for an {arc} to carry more than its "
+            "capacity].]"};
+        f.objective =
+            "[Minimize the total cost of the flow.|Route all supply to the demands at minimum cost.|The [goal|aim|"
+            "objective] is to [make|keep] the [total|overall|combined] cost of the flow as [low|small] as "
+            "possible.|[Choose|Find|Determine] the flow on [each|every] {arc} so that the [total|overall|"
+            "combined] cost is [minimized|as low as possible|as small as possible].|[Find|Plan] the [flows|"
+            "routing] [that minimize|with the smallest|with the lowest] [total|overall|combined] [flow cost|cost "
+            "of flow].]";
         f.decisions = "the flow on each {arc}";
         f.latex =
             "\\begin{aligned}\n"

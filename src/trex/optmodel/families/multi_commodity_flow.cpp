@@ -134,28 +134,61 @@ TREX_FAMILY(multi_commodity_flow) {
               {"com_pool", "elements"}}},
         };
         f.intro =
-            "[{Org} must move {n_commodities} {coms} through a network of {n_nodes} {nodes} and {n_arcs} "
-            "one-way {arc}s.|{Org} ships {n_commodities} different {coms}, each from its own origin to its own "
-            "destination, over a shared network of {n_nodes} {nodes}.]";
+            "[{Org} must move {n_commodities} {coms} through a network of {n_nodes} {nodes} and {n_arcs} one-way "
+            "{arc}s.|{Org} ships {n_commodities} different {coms}, each from its own origin to its own "
+            "destination, over a shared network of {n_nodes} {nodes}.|[Over|Across|Through] a [shared|common] "
+            "network of {n_nodes} {nodes} and {n_arcs} one-way {arc}s, {org} [has to|must|needs to] [ship|move|"
+            "route] {n_commodities} {coms}, each from its [own origin|origin] to its [own "
+            "destination|destination].|There are "
+            "{n_commodities} {coms} [to ship|to move|to be routed], [each with|every one with] its own origin "
+            "and destination, and {org} [sends|moves|routes] them [all|together] over {n_arcs} one-way {arc}s "
+            "[linking|between|joining] {n_nodes} {nodes}.]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
             {"arcs", {}, "{arc}s", "", true},
             {"from", {"arcs"}, "start", ""},
             {"to", {"arcs"}, "end", ""},
-            {"cost", {"arcs"}, "cost per unit shipped (any {com})", "$ per {unit}"},
-            {"capacity", {"arcs"}, "joint capacity (all {coms} together)", "{unit}"},
+            {"cost", {"arcs"},
+             "[cost per unit shipped (any {com})|unit shipping cost (the same for every {com})|shipping cost per "
+             "unit (for any {com})]",
+             "$ per {unit}"},
+            {"capacity", {"arcs"},
+             "[joint capacity (all {coms} together)|shared capacity (for all {coms} combined)|joint capacity "
+             "(shared by all {coms})]",
+             "{unit}"},
             {"commodities", {}, "{coms}", "", true},
             {"origin", {"commodities"}, "origin", ""},
             {"destination", {"commodities"}, "destination", ""},
-            {"quantity", {"commodities"}, "quantity to ship", "{unit}"},
+            {"quantity", {"commodities"}, "[quantity to ship|quantity to be shipped|amount to ship]", "{unit}"},
         };
         f.constraints = {
             "[For each {com}, flow is conserved at every {node}: the origin sends out the full quantity, the "
             "destination receives it, and every other {node} passes on what it receives.|Each {com} leaves its "
-            "origin and reaches its destination in full; at all other {nodes} its inflow equals its outflow.]",
+            "origin and reaches its destination in full; at all other {nodes} its inflow equals its outflow.|[For "
+            "every|For each] {com} [and|at] every {node}, [outflow minus inflow|flow out minus flow in] [equals|"
+            "must equal|is] the [full|whole] quantity at [its|the {com}'s] origin, [minus the quantity|the "
+            "negative of the quantity] at its destination, and zero [elsewhere|at every other {node}].|[The full|"
+            "The whole|All of the] quantity of [each|every] {com} [must|has to] [leave|be sent out of] its origin "
+            "and [arrive at|reach] its destination, [while|and] [every|each] other {node} [passes on|sends on|"
+            "forwards] exactly what it [receives|takes in] of that {com}.|No {node} other than a {com}'s origin or "
+            "destination [may|can] [keep|hold back|create] [any of that {com}|flow of that {com}]: [its inflow "
+            "of that {com} equals its outflow|what comes in must go out]; the origin [sends out|ships] the "
+            "[full|whole] "
+            "quantity and the destination [receives it|takes it in].]",
             "[The total flow of all {coms} on an {arc} may not exceed its capacity.|{Arc} capacities are shared by "
-            "all {coms}.]"};
-        f.objective = "[Minimize the total shipping cost.|Route all {coms} at the lowest total cost.]";
+            "all {coms}.|[On each|On every|For each] {arc}, the [combined|total|summed] flow of all {coms} [must "
+            "stay within|must not exceed|may not exceed|has to stay within] [its|the {arc}'s] capacity.|[No|Not a "
+            "single] {arc} [may|can] carry more [flow than its capacity|than its capacity], [counting|adding up|"
+            "summing] all {coms} [together|combined].|[Each|Every] {arc}'s capacity is [a joint limit|one shared "
+            "limit] on the [total|combined] flow of [all|every one of the] {coms} [on it|it carries].]"};
+        f.objective =
+            "[Minimize the total shipping cost.|Route all {coms} at the lowest total cost.|The [goal|aim|"
+            "objective] is to [make|keep] the [total|overall|combined] [shipping cost of all {coms}|shipping cost] as "
+            "[low|"
+            "small] as possible.|[Choose|Find|Determine] the flow of [each|every] {com} on [each|every] {arc} so "
+            "that the [total|overall|combined] shipping cost is [minimized|as low as possible|as small as "
+            "possible].|[Find|Plan] the [routing|flows] [that minimizes|with the smallest|with the lowest] "
+            "[total|overall|combined] [shipping cost|cost of shipping] [over all {coms}|for all {coms}].]";
         f.decisions = "the flow of each {com} on each {arc}";
         f.latex =
             "\\begin{aligned}\n"

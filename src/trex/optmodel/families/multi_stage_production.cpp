@@ -213,53 +213,108 @@ TREX_FAMILY(multi_stage_production) {
         f.intro =
             "[{Org} turns {n_materials} {raws} into {n_intermediates} {inters} and these into {n_products} {finals}, "
             "and plans the next {n_periods} periods.|{Org} runs a two-stage process: the {stage1} makes {inters} "
-            "from {raws}, and the {stage2} makes {finals} from {inters}. It plans {n_periods} periods.]";
+            "from {raws}, and the {stage2} makes {finals} from {inters}. It plans {n_periods} periods.|[Over|For] "
+            "the [next|coming] {n_periods} periods, {org} [has to|must|needs to] plan [a two-stage process|two "
+            "production stages]: {n_materials} {raws} [become|are turned into] {n_intermediates} {inters} in the "
+            "{stage1}, and [these|the {inters}] [become|are turned into] {n_products} {finals} in the "
+            "{stage2}.|In the {stage1} of {org}, {n_materials} {raws} are [made|turned|processed] into "
+            "{n_intermediates} {inters}; the {stage2} then [makes|turns out|produces] {n_products} {finals} from "
+            "[them|those {inters}], and [a plan|the plan] [is needed|must be made] for {n_periods} periods.]";
         f.params = {
             {"materials", {}, "{raws}", "", true},
             {"intermediates", {}, "{inters}", "", true},
             {"products", {}, "{finals}", "", true},
             {"periods", {}, "periods", "", true},
-            {"material_cost", {"materials", "periods"}, "purchase price", "$ per unit"},
-            {"recipe", {"intermediates", "materials"}, "{raws} used per unit of {inter}", "units"},
-            {"processing_cost", {"intermediates"}, "processing cost in the {stage1}", "$ per unit"},
-            {"processing_hours", {"intermediates"}, "{stage1} hours per unit", "hours"},
-            {"bill", {"products", "intermediates"}, "{inters} used per unit of {final}", "units"},
-            {"assembly_cost", {"products"}, "processing cost in the {stage2}", "$ per unit"},
-            {"assembly_hours", {"products"}, "{stage2} hours per unit", "hours"},
-            {"price", {"products"}, "selling price", "$ per unit"},
-            {"holding_cost", {"products"}, "holding cost per unit kept to the next period", "$"},
-            {"market_limit", {"products"}, "most that can be sold per period", "units", false, "{have} no sales limit"},
+            {"material_cost", {"materials", "periods"}, "[purchase price|buying price|unit purchase price]",
+             "$ per unit"},
+            {"recipe", {"intermediates", "materials"},
+             "[{raws} used per unit of {inter}|{raws} needed for each unit of {inter}|amount of {raws} per unit "
+             "of {inter}]",
+             "units"},
+            {"processing_cost", {"intermediates"},
+             "[processing cost in the {stage1}|cost of processing in the {stage1}|{stage1} processing cost]",
+             "$ per unit"},
+            {"processing_hours", {"intermediates"},
+             "[{stage1} hours per unit|{stage1} hours for each unit|hours in the {stage1} per unit]", "hours"},
+            {"bill", {"products", "intermediates"},
+             "[{inters} used per unit of {final}|{inters} needed for each unit of {final}|amount of {inters} per "
+             "unit of {final}]",
+             "units"},
+            {"assembly_cost", {"products"},
+             "[processing cost in the {stage2}|cost of processing in the {stage2}|{stage2} processing cost]",
+             "$ per unit"},
+            {"assembly_hours", {"products"},
+             "[{stage2} hours per unit|{stage2} hours for each unit|hours in the {stage2} per unit]", "hours"},
+            {"price", {"products"}, "[selling price|sales price|price per unit sold]", "$ per unit"},
+            {"holding_cost", {"products"},
+             "[holding cost per unit kept to the next period|cost of holding each unit carried to the next "
+             "period|holding cost for every unit kept into the next period]",
+             "$"},
+            {"market_limit", {"products"},
+             "[most that can be sold per period|largest amount that can be sold in a period|sales limit per "
+             "period]",
+             "units", false, "{have} no sales limit"},
             {"processing_capacity",
              {"periods"},
-             "{stage1} hours available",
+             "[{stage1} hours available|available {stage1} hours|hours available in the {stage1}]",
              "hours",
              false,
              "{have} no {stage1} limit"},
-            {"assembly_capacity", {"periods"}, "{stage2} hours available", "hours", false, "{have} no {stage2} limit"},
+            {"assembly_capacity", {"periods"},
+             "[{stage2} hours available|available {stage2} hours|hours available in the {stage2}]", "hours", false,
+             "{have} no {stage2} limit"},
             {"committed",
              {"products"},
-             "first-period order already promised to a customer",
+             "[first-period order already promised to a customer|order already promised to a customer for the "
+             "first period|customer order already committed for the first period]",
              "units",
              false,
              "{have} no committed order"},
         };
         f.constraints = {
             "[{Raws} are bought in the period they are used; none are stored.|Each period's purchases of {raws} "
-            "equal what the {stage1} consumes.]",
+            "equal what the {stage1} consumes.|[No {raws} are|None of the {raws} are] [kept in stock|stored]: "
+            "[each period's|a period's] purchases [match|are exactly] what the {stage1} [uses|consumes] [that "
+            "period|in it].|[In every period|Period by period], the amount of [each|every] [raw input|one of the "
+            "{raws}] [bought|purchased] [must equal|has to equal|equals] the amount the {stage1} [uses|consumes] "
+            "[to make {inters}|for its {inters}] in that period.]",
             "[{Inters} are made in the period the {stage2} uses them.|The {inters} made in a period are exactly "
-            "those consumed by the {stage2} in that period.]",
+            "those consumed by the {stage2} in that period.|[Any|All the] {inters} [made|produced] in a "
+            "period [go straight to|are used at once by] the {stage2} [in the same period|that period]; [none "
+            "are|no {inters} are] [stored|carried over].|[For|In] [each|every] period, the [output|production] of "
+            "[each|every] {inter} [must equal|has to equal|equals] [what|the amount] the {stage2} [uses of "
+            "it|uses|consumes] in that period[, with nothing stored|].]",
             "[{Finals} start with no stock; each period's output plus the stock carried in equals sales plus the "
             "stock carried out.|Stock of {finals} starts at zero and is carried from period to period: output plus "
-            "incoming stock is sold or kept.]",
+            "incoming stock is sold or kept.|[Starting from|With] [zero|no] [initial stock|opening stock] of "
+            "{finals}, [in every period|each period] [the stock carried in plus output|output plus incoming stock] "
+            "[equals sales plus|is split between sales and] the stock carried [out|to the next period].|For "
+            "[each|every] {final} [and|in each] period, [what is sold plus what is kept|sales plus the stock "
+            "carried out] [must equal|has to equal|equals] [output plus the stock carried in|the stock carried in "
+            "plus output], [stock being|with stock] zero before the first period.]",
             "[Sales of a {final} per period cannot exceed its market limit.|Each {final} has a per-period market "
-            "limit where stated.]",
+            "limit where stated.|[Where a market limit is given|For a {final} with a market limit], [its sales|"
+            "sales] in [any|each] period [may not|cannot] [exceed|go above] [that limit|it].|[No|Not a single] "
+            "{final} [may|can] be sold [beyond|above] its [market|sales] limit in [any|a] period, [where one is "
+            "stated|where it has one].]",
             "[The hours used in the {stage1} and in the {stage2} may not exceed the hours available in each "
-            "period.|Both the {stage1} and the {stage2} have limited hours per period.]",
+            "period.|Both the {stage1} and the {stage2} have limited hours per period.|[In every period|Period by "
+            "period], [neither the {stage1} nor the {stage2}|no stage, whether the {stage1} or the {stage2},] "
+            "[may|can] [use|take] more hours than [it has available|are available to it].|[Each|Every] period, "
+            "the hours [used|needed] in the {stage1} and [those|the hours] [used|needed] in the {stage2} [must "
+            "stay within|must not exceed|may not exceed] [what each has available|the hours available to each], "
+            "[wherever a limit is given|where a limit is stated].]",
             "[Committed first-period orders must be delivered.|The first period's sales must cover the committed "
-            "orders.]"};
+            "orders.|[The orders committed for the first period|First-period commitments] [have to|must] be [met|"
+            "delivered] [in full|from that period's sales].|[For|Of] [each|every] {final} with a committed order, "
+            "[at least that much|no less than the order] [must|has to] be sold in the first period.]"};
         f.objective =
             "[Maximize profit: sales revenue minus purchase, processing and holding costs.|Find the plan with the "
-            "largest revenue minus purchasing, processing and stock-holding costs.]";
+            "largest revenue minus purchasing, processing and stock-holding costs.|[The aim is|Aim for] the "
+            "[highest|largest] profit: [what sales bring in|revenue from sales] [less|minus] the [costs of "
+            "buying, processing and holding stock|purchase, processing and holding costs].|[Choose|Plan|Decide] "
+            "purchases, production, sales and stock so that [sales revenue minus|revenue from sales less] [all|"
+            "the] purchase, processing and holding costs is [as large as possible|maximized].]";
         f.decisions = "purchases, intermediate and final production, sales and stock in each period";
         f.latex =
             "\\begin{aligned}\n"

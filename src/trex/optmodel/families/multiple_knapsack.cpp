@@ -124,31 +124,53 @@ TREX_FAMILY(multiple_knapsack) {
           {"item_pool", "items"},
           {"bin_pool", "vehicles"}}},
     };
-    f.intro = "[{Org} has {n_items} {items} and {n_containers} {bins} to put "
-              "them in.|{Org} must decide which "
-              "of {n_items} {items} to place, and where, using {n_containers} "
-              "{bins}.]";
+    f.intro = "[{Org} has {n_items} {items} and {n_containers} {bins} to put them in.|{Org} must decide which of "
+              "{n_items} {items} to place, and where, using {n_containers} {bins}.|[Which|Exactly which] of "
+              "{n_items} {items} [to place|to load|to put] into [which|what] of {n_containers} {bins} is [up to|"
+              "for] {org} [to decide|to settle].|There are {n_containers} {bins} [available|to fill] and {n_items} "
+              "{items} [that could go into them|that may be placed in them]; {org} [has to|must|needs to] "
+              "[choose|decide] which {items} [go where|go into which {bin}].]";
     f.params = {
         {"items", {}, "{items}", "", true},
         {"containers", {}, "{bins}", "", true},
         {"value", {"items"}, "{value}", "{vunit}"},
         {"weight", {"items"}, "load", "{wunit}"},
         {"capacity", {"containers"}, "capacity", "{wunit}"},
-        {"committed", {}, "committed {items} (they must be placed)", "", true},
+        {"committed", {},
+         "[committed {items} (they must be placed)|committed {items} (each must be placed)|{items} already "
+         "committed (they have to be placed)]",
+         "", true},
     };
-    f.constraints = {"[Each {item} goes into one {bin} at most and cannot be "
-                     "split.|An {item} is placed "
-                     "whole in a single {bin}, or not at all.]",
-                     "[The load placed in a {bin} may not exceed its "
-                     "capacity.|No {bin} may be loaded beyond "
-                     "its capacity.]",
-                     "[Committed {items} must be placed.|Every committed "
-                     "{item} has to be placed somewhere.]"};
-    f.objective = "[Maximize the total {value} of the {items} placed.|Find the "
-                  "placement with the largest "
-                  "total {value}.]";
-    f.integrality = "[Each placement is a yes/no decision.|An {item} is either "
-                    "in a {bin} or not.]";
+    f.constraints = {"[Each {item} goes into one {bin} at most and cannot be split.|An {item} is placed whole in a "
+                     "single {bin}, or not at all.|[No|Not a single] {item} [may|can] be [split|divided] or "
+                     "[placed in|put into] [more than one {bin}|two or more {bins}]; [it goes|each goes] into [at "
+                     "most one|no more than one] {bin}.|[Every|Each] {item} [is placed|goes] [whole|in one piece] "
+                     "into [at most one|no more than one] {bin}[, or is left out|, or is not placed at all].|It is "
+                     "[not allowed|not possible] to [split|divide] an {item} or to [place|put] it in [more than one "
+                     "{bin}|two or more {bins}].]",
+                     "[The load placed in a {bin} may not exceed its capacity.|No {bin} may be loaded beyond its "
+                     "capacity.|[For|In] [each|every] {bin}, the [total|combined|summed] load of the {items} "
+                     "[placed in it|it holds] [must stay within|must not exceed|may not exceed|has to stay within] "
+                     "its capacity.|The capacity of [a|each] {bin} [limits|caps|bounds] the [total|combined|summed] "
+                     "load of the {items} [placed in it|it holds|put into it].|[If|When] the loads of the {items} "
+                     "in a {bin} are [added up|summed], [the result|the sum] [must not|may not|cannot] [exceed|be "
+                     "more than] that {bin}'s capacity.]",
+                     "[Committed {items} must be placed.|Every committed {item} has to be placed somewhere.|[No|Not "
+                     "a single] committed {item} [may|can] be left [out|unplaced].|[Each|Every] committed {item} "
+                     "[must|has to] [go into|be placed in] [one of the {bins}|some {bin}].|It is [required|necessary] "
+                     "that "
+                     "[all the committed {items} be|every committed {item} be] placed [in a {bin}|somewhere].]"};
+    f.objective = "[Maximize the total {value} of the {items} placed.|Find the placement with the largest total "
+                  "{value}.|The [goal|aim|objective] is to [make|get] the [total|combined|overall] {value} of the "
+                  "placed {items} as [large|high] as possible.|[Choose|Decide|Determine] which {items} go into "
+                  "which {bins} so that the [total|combined|overall] {value} [placed|of the placed {items}] is "
+                  "[maximized|as large as possible].|[Place|Load] the {items} [to get|so as to get|to earn] the "
+                  "[largest|highest|greatest] [total|combined|overall] {value}.]";
+    f.integrality = "[Each placement is a yes/no decision.|An {item} is either in a {bin} or not.|Whether an {item} "
+                    "[goes|is placed] in a [given|particular] {bin} is a [yes/no|binary|all-or-nothing] [decision|"
+                    "choice].|[No|Not a single] {item} [may|can] be [partly|partially] placed in a {bin}.|[Every|"
+                    "Each] placement is [all or nothing|yes or no]: an {item} is either in a {bin} [or not|or "
+                    "it is not].]";
     f.decisions = "which {item} goes into which {bin} (binary)";
     f.latex = "\\begin{aligned}\n"
               "\\max\\;& \\sum_{i\\in I}\\sum_{k\\in K} v_i\\,x_{ik} \\\\\n"

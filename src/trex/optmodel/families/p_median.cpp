@@ -105,26 +105,52 @@ TREX_FAMILY(p_median) {
               {"cust_pool", "cities"}}},
         };
         f.intro =
-            "[{Org} will open a fixed number of its {n_sites} {sites} and serve {n_customers} {custs} from "
-            "them.|{Org} must choose which of {n_sites} {sites} to open so that {n_customers} {custs} are "
-            "served as close to home as possible.]";
+            "[{Org} will open a [fixed|given] number of its {n_sites} {sites} and serve {n_customers} {custs} from "
+            "them.|{Org} must choose which of {n_sites} {sites} to open so that {n_customers} {custs} are served as "
+            "close to home as possible.|[There are|We have] {n_customers} {custs} [to be served|to serve] and "
+            "{n_sites} {sites}; {org} [will open|is going to open|plans to open] a [fixed|given] number of [these "
+            "sites|the sites|them].|[Out of|Among] {n_sites} {sites}, {org} [has to|must|will] [pick|select|choose] a "
+            "[fixed|given] number to open, and [those open sites|the opened sites] [will serve|are to serve] "
+            "{n_customers} {custs}.]";
         f.params = {
             {"sites", {}, "{sites}", "", true},
             {"customers", {}, "{custs}", "", true},
-            {"p", {}, "number of sites to open", ""},
+            {"p", {}, "[number of sites to open|number of sites that must be opened|count of sites to open]", ""},
             {"weight", {"customers"}, "weight", "{weight}"},
             {"distance", {"sites", "customers"}, "distance", "{dunit}"},
         };
         f.constraints = {
-            "[Exactly the given number of sites must be opened.|The number of opened sites must equal the number of "
-            "sites to open.]",
-            "[Every {cust} must be fully served by the opened sites.|Each {cust} is assigned to the opened "
-            "sites; its shares add up to one.]",
-            "[A {cust} may only be served by a site that is opened.|Sites that stay closed serve no {cust}.]"};
+            "[[Exactly|Precisely] the given number of sites [must|has to] be opened.|The number of opened sites "
+            "[must|has to] equal the number of sites to open.|[Open|Choose to open] [exactly|precisely] the "
+            "[required|given|stated] number of sites[, no more and no fewer|].|[No more and no fewer|Neither more nor "
+            "fewer] sites than the number to open [may|can] be opened.|[The count of|How many] sites [are opened|get "
+            "opened] [has to|must] [equal|match] [exactly |]the number of sites to open.]",
+            "[Every {cust} [must|has to] be fully served by the opened sites.|Each {cust} is assigned to the opened "
+            "sites; its shares [add up|sum] to one.|[For each|For every] {cust}, the shares served by the "
+            "[various|different|individual] sites [must|have to] [add up|sum] to [exactly |]one.|[No|Not a single] "
+            "{cust} [may|can] be left [partly|partially] unserved: [its|the] shares [across|over] all sites [total|sum "
+            "to] [exactly |]one.|[It is required that|It must hold that] [each|every] {cust} [is served|gets served] "
+            "in full, [its shares over the sites adding up|with its shares over the sites summing] to one.]",
+            "[A {cust} [may|can] only be served by a site that is [opened|open].|Sites that [stay|remain] closed serve "
+            "no {cust}.|[If|When] a site is [not opened|left closed|kept closed], [no {cust} may|none of the {custs} "
+            "can] be served [by|from] it.|Only [opened|open] sites [may|can] serve {custs}[; a closed site serves "
+            "none|].|[Serving a {cust} from|Assigning a {cust} to] a site [is allowed|is permitted|is possible] only "
+            "[if|when] that site is opened.]"};
         f.objective =
-            "[Minimize the total weighted distance, i.e. the sum over {custs} of weight times distance to "
-            "the serving site.|Make the sum of weight times distance travelled as small as possible.]";
-        f.integrality = "[Each site is either opened or not.|Opening a site is a yes/no decision.]";
+            "[Minimize the [total|overall] weighted distance, i.e. the sum over {custs} of weight times distance to "
+            "the serving site.|Make the sum of weight times distance travelled as [small|low] as possible.|The "
+            "[goal|aim|objective] is to minimize the [total|overall|combined] weighted distance: [for each {cust} and "
+            "site|over every {cust} and every site], the {cust}'s weight [times|multiplied by] the distance between "
+            "them [times|multiplied by] the share served.|[Choose|Decide|Determine] [which sites to open|the sites to "
+            "open] and [how to serve the {custs}|the service shares] so that the sum of weight [times|multiplied by] "
+            "distance [times|multiplied by] share served is as [small|low] as possible.|What [choice|selection] of "
+            "sites [gives|yields|achieves] the [lowest|smallest|least] [total|overall|combined] weighted distance "
+            "[between {custs} and the sites serving them|from the {custs} to their serving sites]?]";
+        f.integrality =
+            "[Each site is either opened or not.|Opening a site is a yes/no decision.|A site [cannot|may not] be "
+            "[partly|partially] opened[; it is open or closed|].|[Every|Each] site [must|has to] be [fully opened or "
+            "left|either fully opened or] closed[, nothing in between|].|Whether a site opens is [an all-or-nothing|a "
+            "yes-or-no|a binary] [decision|choice].]";
         f.decisions = "which sites to open (binary) and the share of each {cust} served by each site";
         f.latex =
             "\\begin{aligned}\n"

@@ -127,27 +127,71 @@ TREX_FAMILY(piecewise_convex) {
               {"product_pool", "items"}}},
         };
         f.intro =
-            "[{Org} buys {n_products} {products} from {n_suppliers} {suppliers} whose prices rise with the "
-            "quantity ordered.|{Org} must cover its demand for {n_products} {products}; each of "
-            "{n_suppliers} {suppliers} charges by tier, more per unit as the order grows.]";
+            "[{Org} buys {n_products} {products} from {n_suppliers} {suppliers} whose prices rise with the quantity "
+            "ordered.|{Org} must cover its demand for {n_products} {products}; each of {n_suppliers} {suppliers} "
+            "charges by tier, more per unit as the order grows.|[To meet|To cover] its demand for {n_products} "
+            "{products}, {org} [orders|buys|purchases] from {n_suppliers} {suppliers}, [and each of them|each of "
+            "which] [charges|bills] a higher unit price [once|as soon as] [the order|the quantity bought] passes [a "
+            "tier limit|the limit of a price tier].|{Org} [deals with|buys from] {n_suppliers} {suppliers} [that "
+            "sell|selling] it {n_products} {products} at tiered prices: the [more is bought|larger the order], the "
+            "higher the price of [the extra units|each additional unit].]";
         f.params = {
             {"suppliers", {}, "{suppliers}", "", true},
             {"products", {}, "{products}", "", true},
-            {"tiers", {}, "price tiers", "", true},
+            {"tiers", {}, "[price tiers|pricing tiers|tiers of prices]", "", true},
             {"demand", {"products"}, "demand", "{unit}"},
-            {"capacity", {"suppliers"}, "capacity (all {products} together)", "{unit}"},
-            {"tier1_units", {"suppliers"}, "tier 1 quantity (the first units)", "{unit}"},
-            {"tier2_units", {"suppliers"}, "tier 2 quantity (the next units)", "{unit}"},
-            {"price_tier1", {"suppliers", "products"}, "tier 1 price per unit", "$"},
-            {"price_tier2", {"suppliers", "products"}, "tier 2 price per unit", "$"},
-            {"price_tier3", {"suppliers", "products"}, "tier 3 price per unit (beyond tier 2)", "$"},
+            {"capacity", {"suppliers"},
+             "[capacity (all {products} together)|capacity (over all {products} combined)|capacity (shared by all "
+             "{products})]",
+             "{unit}"},
+            {"tier1_units", {"suppliers"},
+             "[tier 1 quantity (the first units)|tier 1 quantity (covering the first units)|quantity of tier 1 "
+             "(the first units)]",
+             "{unit}"},
+            {"tier2_units", {"suppliers"},
+             "[tier 2 quantity (the next units)|tier 2 quantity (covering the next units)|quantity of tier 2 (the "
+             "next units)]",
+             "{unit}"},
+            {"price_tier1", {"suppliers", "products"},
+             "[tier 1 price per unit|unit price in tier 1|price per unit at tier 1]",
+             "$"},
+            {"price_tier2", {"suppliers", "products"},
+             "[tier 2 price per unit|unit price in tier 2|price per unit at tier 2]", "$"},
+            {"price_tier3", {"suppliers", "products"},
+             "[tier 3 price per unit (beyond tier 2)|unit price in tier 3 (beyond tier 2)|price per unit at tier 3 "
+             "(past tier 2)]",
+             "$"},
         };
-        f.constraints = {"[Each {product}'s demand must be met.|Enough of every {product} has to be bought.]",
-                         "[At a {supplier}, the first units of all {products} together are sold at tier 1 prices up "
-                         "to the tier 1 quantity, the next at tier 2 prices up to the tier 2 quantity, and the rest "
-                         "at tier 3 prices, up to the {supplier}'s capacity.|Each {supplier}'s tiers hold a limited "
-                         "number of units (tier 3: the rest of its capacity), shared by all {products}.]"};
-        f.objective = "[Minimize the total purchase cost.|Find the cheapest way to cover the demand.]";
+        f.constraints = {
+            "[Each {product}'s demand must be met.|Enough of every {product} has to be bought.|[The total|The combined "
+            "amount|The overall amount] of each {product} bought from all {suppliers} [must|has to] [reach|be at "
+            "least] its demand.|[No|Not a single] {product} [may|can] [be left short|fall short] of its demand: "
+            "[purchases|what is bought] across all {suppliers} and tiers [must|has to] [cover|meet] it [in "
+            "full|completely].|[For each|For every] {product}, [buy|purchase|order] [at least|no less than] its demand "
+            "[in total|altogether] [over|across] the {suppliers}.]",
+            "[At a {supplier}, the first units of all {products} together are sold at tier 1 prices up to the tier 1 "
+            "quantity, the next at tier 2 prices up to the tier 2 quantity, and the rest at tier 3 prices, up to the "
+            "{supplier}'s capacity.|Each {supplier}'s tiers hold a limited number of units (tier 3: the rest of its "
+            "capacity), shared by all {products}.|[For each|For every] {supplier}, [at most|no more than] its tier 1 "
+            "quantity [can|may] be bought at tier 1 prices and [at most|no more than] its tier 2 quantity at tier 2 "
+            "prices, [counting all {products} together|summed over all {products}]; [everything else|any further "
+            "quantity] is [priced|charged] at tier 3, and the [total|overall amount] bought from the {supplier} "
+            "[must|may] not exceed its capacity.|[No|Not a single] {supplier} [may|can] [sell|supply] more than its "
+            "tier 1 quantity at tier 1 prices or more than its tier 2 quantity at tier 2 prices ([all|the] {products} "
+            "[combined|together]), and [its total sales|everything it sells] [must stay within|may not exceed|cannot "
+            "exceed] its capacity; [units beyond|purchases past] tiers 1 and 2 [cost|are paid at] tier 3 "
+            "prices.|[Purchases|Units bought] from a {supplier} [must|have to] respect its tier limits: [the "
+            "amount|the quantity] [bought|purchased] at tier 1 prices is [at most|capped at] the tier 1 quantity, [the "
+            "amount|the quantity] at tier 2 prices is [at most|capped at] the tier 2 quantity (all {products} [counted "
+            "together|combined]), tier 3 [takes|covers] the rest, and the [grand total|total of all tiers] is [at "
+            "most|capped at] the capacity.]"};
+        f.objective =
+            "[Minimize the total purchase cost.|Find the cheapest way to cover the demand.|The [goal|aim|objective] is "
+            "to [buy|purchase] [everything needed|what is needed] at the [lowest|smallest|least] "
+            "[total|overall|combined] cost.|[Decide|Choose|Determine] how much of each {product} to buy from each "
+            "{supplier} [in|at] each tier so that the [total|overall|combined] [purchase cost|amount paid] is [as low "
+            "as possible|minimized].|What [purchase plan|buying plan] [covers|meets] [the demand|all demand] at the "
+            "[lowest|least|smallest] [total|overall] cost?]";
         f.decisions = "how many units of each {product} to buy from each {supplier} at each price tier";
         f.latex =
             "\\begin{aligned}\n"

@@ -98,26 +98,57 @@ TREX_FAMILY(portfolio) {
               {"period_pool", "periods"}}},
         };
         f.intro =
-            "[{Org} invests its budget across {n_assets} {assets}; historical returns over {n_periods} periods "
-            "serve as equally likely scenarios.|{Org} wants a low-risk allocation over {n_assets} {assets}, "
-            "judged on {n_periods} past periods of returns.]";
+            "[{Org} invests its budget across {n_assets} {assets}; historical returns over {n_periods} periods serve "
+            "as equally likely scenarios.|{Org} wants a low-risk allocation over {n_assets} {assets}, judged on "
+            "{n_periods} past periods of returns.|[There are|{Org} can choose among] {n_assets} {assets} [for "
+            "investing its budget|to invest its budget in]; the returns [observed|recorded] in {n_periods} past "
+            "periods [are treated as|serve as|count as] equally likely scenarios.|Using the returns of {n_periods} "
+            "past periods as equally likely scenarios, {org} [must decide|has to decide|wants to decide] how to "
+            "[split|divide|spread] its budget over {n_assets} {assets} [with as little risk as possible|at the lowest "
+            "possible risk].]";
         f.params = {
             {"assets", {}, "{assets}", "", true},
-            {"periods", {}, "scenario periods", "", true},
+            {"periods", {}, "[scenario periods|periods used as scenarios|historical scenario periods]", "", true},
             {"returns", {"periods", "assets"}, "return", "%"},
-            {"budget", {}, "budget to invest", "$"},
-            {"max_share", {}, "maximum fraction of the budget in any one asset", ""},
-            {"target_return", {}, "minimum expected return", "%"},
+            {"budget", {}, "[budget to invest|budget available for investment|amount to invest]", "$"},
+            {"max_share", {},
+             "[maximum fraction of the budget in any one asset|largest fraction of the budget allowed in a single "
+             "asset|upper limit on the fraction of the budget put in any one asset]",
+             ""},
+            {"target_return", {}, "[minimum expected return|smallest acceptable expected return|required minimum "
+             "expected return]", "%"},
         };
         f.constraints = {
-            "[The whole budget is invested, with no short positions and at most the maximum fraction "
-            "in any asset.|All money is invested; each asset gets at most the maximum share.]",
-            "[The expected return (the average over the periods, weighted by the amounts) must reach "
-            "the target.|The portfolio's expected return must be at least the target.]"};
+            "[The whole budget is invested, with no short positions and at most the maximum fraction in any asset.|All "
+            "money is invested; each asset gets at most the maximum share.|[Every dollar|The entire budget|All of the "
+            "budget] [must|has to] be invested; [no amount may be negative|negative amounts are not allowed] [(no "
+            "short positions)|(no short selling)], and [no single asset|no asset] [may receive|can get] more than the "
+            "maximum fraction of the budget.|[The amounts|The amounts invested] [must|have to] [add up|sum] [exactly "
+            "|]to the budget, [each one|each of them] [between zero and|at least zero and at most] the maximum "
+            "fraction [times|multiplied by] the budget.|[Invest|Put] [the full budget|all of the budget], "
+            "[short-selling is not allowed|with no short selling], and [keep|hold] each asset's amount [at or "
+            "below|within] the maximum fraction of the budget.]",
+            "[The expected return (the average over the periods, weighted by the amounts) must reach the target.|The "
+            "portfolio's expected return must be at least the target.|The portfolio's expected return, [that "
+            "is|namely] [each asset's|every asset's] average return [over|across] the periods weighted by the amount "
+            "invested in it [as a percentage of|relative to] the budget, [must|has to] be at least the minimum "
+            "expected return.|[If|When] each asset's return is [averaged over|taken as its average across] the periods "
+            "and weighted by the amount invested, the [resulting|combined] expected return of the portfolio [must "
+            "not|may not|cannot] fall below the [target|minimum expected return].|[It is required that|It must hold "
+            "that] the expected return of the portfolio (the [period-average|average per-period] return of "
+            "[each|every] asset, weighted by the amounts [invested|placed]) is [no lower than|at least|not below] the "
+            "target.]"};
         f.objective =
-            "[Risk is the mean absolute deviation of the portfolio's dollar return from its expectation "
-            "across the periods; minimize it.|Minimize the mean absolute deviation (in dollars) of the "
-            "portfolio return.]";
+            "[Risk is the mean absolute deviation of the portfolio's dollar return from its expectation across the "
+            "periods; minimize it.|Minimize the mean absolute deviation (in dollars) of the portfolio return.|The "
+            "[goal|aim|objective] is to [minimize|reduce as far as possible] the risk, measured as the [average|mean] "
+            "[over|across] the periods of the absolute [difference|gap] between the portfolio's [dollar return|return "
+            "in dollars] in [that|the] period and its expected [dollar return|return in "
+            "dollars].|[Choose|Decide|Determine] the amounts so that the [mean|average] absolute deviation, in "
+            "dollars, of the portfolio's [return|period return] from its expected return [over|across] the periods is "
+            "[as small as possible|minimized].|Which allocation [gives|has|achieves] the [lowest|smallest|least] mean "
+            "absolute deviation [of the dollar return|in dollars] [from|around] its expectation [over|across] the "
+            "{n_periods} periods?]";
         f.decisions = "the dollar amount in each asset and, per period, the absolute deviation of the return";
         f.latex =
             "\\begin{aligned}\n"

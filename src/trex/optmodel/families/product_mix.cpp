@@ -107,28 +107,49 @@ TREX_FAMILY(product_mix) {
               {"resource_pool", "resources"}}},
         };
         f.intro =
-            "[{Org} makes {n_products} {products} from {n_resources} limited resources.|{Org} must decide "
-            "how much of each of its {n_products} {products} to produce this week.]";
+            "[{Org} makes {n_products} {products} from {n_resources} limited resources.|{Org} must decide how much of "
+            "each of its {n_products} {products} to produce this week.|[Using|With] {n_resources} [limited|scarce] "
+            "resources, {org} [produces|makes|can make] {n_products} {products} and [has to|must|needs to] "
+            "[choose|decide on|set] this week's production [quantities|amounts].|[There are|{Org} offers] {n_products} "
+            "{products}, [all made|each made] from {n_resources} resources in limited supply; {org} [must|has to] "
+            "[plan|decide] how much of each to produce this week.]";
         f.params = {
             {"products", {}, "{products}", "", true},
             {"resources", {}, "resources", "", true},
             {"profit", {"products"}, "profit", "$ per {unit}"},
-            {"available", {"resources"}, "amount available", ""},
-            {"usage", {"resources", "products"}, "resource use per {unit}", ""},
-            {"max_sales", {"products"}, "maximum sales", "{unit}", false, "{have} no sales limit"},
+            {"available", {"resources"}, "[amount available|available amount|quantity available]", ""},
+            {"usage", {"resources", "products"},
+             "[resource use per {unit}|resource usage per {unit}|amount of the resource used per {unit}]", ""},
+            {"max_sales", {"products"}, "[maximum sales|sales limit|most that can be sold]", "{unit}", false,
+             "{have} no sales limit"},
             {"min_delivery",
              {"products"},
-             "committed minimum production",
+             "[committed minimum production|minimum production committed|production minimum promised to "
+             "customers]",
              "{unit}",
              false,
              "[{have} no delivery commitment|{have} no committed minimum]"},
         };
         f.constraints = {
-            "[Resource use may not exceed availability.|Each resource is limited to the amount "
-            "available.]",
-            "[Production of a product may not exceed its maximum sales, where one is given, and must "
-            "reach any committed minimum.|Respect the market limits and the delivery commitments.]"};
-        f.objective = "[Maximize total profit.|Find the production plan with the highest profit.]";
+            "[Resource use may not exceed availability.|Each resource is limited to the amount available.|[For "
+            "each|For every] resource, the [total|combined] amount used by all {products} [must not|may not|cannot] "
+            "[exceed|be more than] the amount available.|[No|Not a single] resource [may|can] be used beyond [its "
+            "available amount|what is available], [summing|counting] the use of all {products} "
+            "[together|combined].|[The production plan|The plan] [must|has to] [keep|hold] the [total|combined] use of "
+            "[each|every] resource [within|at or below] its available amount.]",
+            "[Production of a product may not exceed its maximum sales, where one is given, and must reach any "
+            "committed minimum.|Respect the market limits and the delivery commitments.|[Where|If] a sales limit is "
+            "given, production of that product [must not|may not|cannot] [exceed|go above] it; [where|if] a minimum is "
+            "committed, production [must|has to] be at least that minimum.|[No|Not a single] product [may|can] be "
+            "produced [above|in excess of] its maximum sales (when it has one) or [below|short of] its committed "
+            "minimum production (when it has one).|[Each|Every] product's production [must|has to] [lie|stay] between "
+            "its committed minimum, [if any|where given], and its maximum sales, [if any|where given].]"};
+        f.objective =
+            "[Maximize total profit.|Find the production plan with the highest profit.|The [goal|aim|objective] is to "
+            "[earn|achieve|obtain] the [highest|largest|greatest] [total|overall|combined] "
+            "profit.|[Decide|Choose|Determine] how much of each product to make so that [total|overall|combined] "
+            "profit is [as high as possible|maximized].|Which production plan [earns|yields|brings in] the "
+            "[most|largest|highest] [total|overall] profit?]";
         f.decisions = "how much of each product to make (fractional amounts allowed)";
         f.latex =
             "\\begin{aligned}\n"

@@ -88,23 +88,52 @@ TREX_FAMILY(production_planning) {
             {"energy", {{"org", "a battery manufacturer"}, {"products", "battery types"}, {"res", "cell-line hours"},
                         {"product_pool", "products"}, {"period_pool", "periods"}}},
         };
-        f.intro = "[{Org} plans production of {n_products} {products} over {n_periods} periods.|{Org} must meet "
-                  "known demand for {n_products} {products} in each of the next {n_periods} periods.]";
+        f.intro =
+            "[{Org} plans production of {n_products} {products} over {n_periods} periods.|{Org} must meet known demand "
+            "for {n_products} {products} in each of the next {n_periods} periods.|[Over|For] the next {n_periods} "
+            "periods, {org} [has to|must|needs to] [plan|schedule] how much of [each of its|its] {n_products} "
+            "{products} to [make|produce] [in each period|period by period].|Demand for {n_products} {products} is "
+            "known for each of the coming {n_periods} periods, and {org} [must|has to] [cover|meet] it [through "
+            "production and stock|from production and inventory].]";
         f.params = {
             {"products", {}, "{products}", "", true},
             {"periods", {}, "periods", "", true},
             {"demand", {"products", "periods"}, "demand", "units"},
-            {"hours_per_unit", {"products"}, "{res} per unit", "hours"},
-            {"hours_available", {"periods"}, "{res} available", "hours"},
-            {"production_cost", {"products"}, "production cost", "$ per unit"},
-            {"holding_cost", {"products"}, "holding cost per unit carried to the next period", "$"},
+            {"hours_per_unit", {"products"}, "[{res} per unit|{res} needed per unit|{res} used per unit]", "hours"},
+            {"hours_available", {"periods"}, "[{res} available|available {res}|{res} on hand]", "hours"},
+            {"production_cost", {"products"}, "[production cost|cost of production|unit production cost]",
+             "$ per unit"},
+            {"holding_cost", {"products"},
+             "[holding cost per unit carried to the next period|cost of holding a unit over to the next "
+             "period|holding cost for each unit carried into the next period]",
+             "$"},
         };
-        f.constraints = {"[There is no initial stock; demand must be met in each period from production and stock "
-                         "carried over.|Each period's demand is covered by that period's production plus "
-                         "inventory from earlier periods.]",
-                         "[Production in a period may not use more {res} than available.|The {res} used in each "
-                         "period are limited.]"};
-        f.objective = "[Minimize total production plus holding cost.|Find the cheapest production plan.]";
+        f.constraints = {
+            "[There is no initial stock; demand must be met in each period from production and stock carried "
+            "over.|Each period's demand is covered by that period's production plus inventory from earlier "
+            "periods.|[Starting|Beginning] with [no stock|empty inventory], for each product [in every period|in each "
+            "period] the stock [carried in|brought in from the previous period] plus [that period's|the period's] "
+            "production [must|has to] [equal|be exactly] the demand plus the stock carried [on to|into] the next "
+            "period.|[No|Not a single] product's demand in any period [may|can] go unmet: it is [served|covered] from "
+            "[that period's|the same period's] production and [stock carried over|inventory held over] from earlier "
+            "periods, with [no stock at the start|zero starting stock], and [whatever is left|any surplus] is carried "
+            "forward.|[For each|For every] product and period, [production plus the incoming stock|incoming stock plus "
+            "production] [equals|must equal] demand plus [outgoing stock|the stock left at the end]; [initial stock is "
+            "zero|there is no stock at the start].]",
+            "[Production in a period may not use more {res} than available.|The {res} used in each period are "
+            "limited.|[In each|In every] period, the [total|combined] {res} [used|needed] by all {products} [must "
+            "not|may not|cannot] [exceed|be more than] the {res} available [in|for] that period.|[No|Not a single] "
+            "period [may|can] [use|consume] more {res} than [are available|it has available], [counting|summing over] "
+            "all {products} [together|combined].|[If|When] the {res} [per unit|needed per unit] [times|multiplied by] "
+            "the [amount|quantity] produced are summed over all {products} in a period, the [total|result] [must|has "
+            "to] stay [within|at or below] the {res} available in that period.]"};
+        f.objective =
+            "[Minimize total production plus holding cost.|Find the cheapest production plan.|The [goal|aim|objective] "
+            "is to [achieve|reach] the [lowest|smallest|least] [total|overall|combined] cost of production plus "
+            "[holding|inventory holding] [costs|cost].|[Decide|Choose|Determine] production and [stock|inventory] "
+            "levels so that the [total|sum] of production and holding costs is [as low as possible|minimized].|Which "
+            "plan [meets|covers] [all demand|the demand] at the [lowest|smallest|least] [total|overall] [production "
+            "and holding|production-plus-holding] cost?]";
         f.decisions = "production and end-of-period inventory of each product in each period";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{p\\in P}\\sum_{t\\in T} (c_p\\,x_{pt} + h_p\\,s_{pt}) \\\\\n"

@@ -97,34 +97,64 @@ TREX_FAMILY(project_crashing) {
               {"act_pool", "nodes"}}},
         };
         f.intro =
-            "[{Org} plans a project of {n_activities} {acts}. Each {act} can be shortened (crashed) down to a "
-            "minimum duration at a cost per {unit} saved.|For a project of {n_activities} {acts}, {org} can "
-            "buy time: every {act} may be crashed from its normal duration down to its crash duration, "
-            "paying a fixed cost per {unit} saved.]";
+            "[{Org} plans a project of {n_activities} {acts}. Each {act} can be shortened (crashed) down to a minimum "
+            "duration at a cost per {unit} saved.|For a project of {n_activities} {acts}, {org} can buy time: every "
+            "{act} may be crashed from its normal duration down to its crash duration, paying a fixed cost per {unit} "
+            "saved.|{Org} [is running|manages|is planning] a project [made up of|consisting of|with] {n_activities} "
+            "{acts}; [any|each] {act} [can|may] be [sped up|shortened|crashed] below its normal duration, [though not "
+            "below|but never under] its crash duration, [at a cost for|paying for] each {unit} saved.|[The|A] project "
+            "of {org} [has|consists of] {n_activities} {acts}, and [shortening|crashing] an {act} [costs|is charged] a "
+            "[fixed|set] amount per {unit} [saved|cut from its normal duration], down to [a minimum|its crash] "
+            "duration.]";
         f.params = {
             {"activities", {}, "{acts}", "", true},
-            {"normal_duration", {"activities"}, "normal duration", "{unit}"},
-            {"crash_duration", {"activities"}, "crash duration", "{unit}"},
-            {"crash_cost", {"activities"}, "crash cost", "$ per {unit} saved"},
+            {"normal_duration", {"activities"}, "[normal duration|regular duration|uncrashed duration]", "{unit}"},
+            {"crash_duration", {"activities"}, "[crash duration|shortest possible duration|fully crashed duration]",
+             "{unit}"},
+            {"crash_cost", {"activities"}, "[crash cost|crashing cost|cost of crashing]", "$ per {unit} saved"},
             {"precedes",
              {"activities", "activities"},
-             "precedence (1 if the row {act} must finish before the column {act} starts)",
+             "[precedence (1 if the row {act} must finish before the column {act} starts)|precedence relation (1 "
+             "when the row {act} has to be finished before the column {act} can start)|precedence indicator (1 if "
+             "the column {act} may start only after the row {act} finishes)]",
              "",
              false,
              "",
-             "[{row} must be finished before {cols} can start.|{row} is an immediate predecessor of {cols}.]"},
-            {"deadline", {}, "project deadline", "{unit}"},
+             "[{row} must be finished before {cols} can start.|{row} is an immediate predecessor of {cols}.|{cols} "
+             "[may|can] not "
+             "[start|begin] [until|before] {row} [is finished|has finished].|[Work on|The start of] {cols} [has "
+             "to|must] [wait until {row} is complete|wait for {row} to finish].]"},
+            {"deadline", {}, "[project deadline|deadline of the project|deadline for the project]", "{unit}"},
         };
         f.constraints = {
             "[An {act} can start only when all its predecessors have finished.|Every {act} waits for all of its "
-            "predecessors to finish.]",
-            "[The duration of an {act} lies between its crash duration and its normal duration; fractional "
-            "amounts of crashing are allowed.|An {act} may be shortened by any amount, but not below its crash "
-            "duration.]",
+            "predecessors to finish.|No {act} may [begin|start] before [every one of|all of] its [immediate "
+            "predecessors|predecessors] [is complete|has ended].|[Each|Every] {act} [starts|begins] [no earlier "
+            "than|only after] the [finish|completion] of [each|every] {act} [listed before it|that must precede it], "
+            "[taking into account|using] the [crashed|shortened] durations.|[If|When] one {act} [must precede|has to "
+            "come before] another, the [later|second] one [can|may] [start|begin] only [once|after] the first [has "
+            "finished|is complete].]",
+            "[The duration of an {act} lies between its crash duration and its normal duration; fractional amounts of "
+            "crashing are allowed.|An {act} may be shortened by any amount, but not below its crash "
+            "duration.|[Crashing|Shortening] is [continuous|allowed in fractions]: [each|every] {act} [takes|lasts] "
+            "[anything|any time] from its crash duration up to its normal duration.|[However much|How far] an {act} is "
+            "[crashed|shortened], its duration [stays|remains] [within|inside] [the range from its crash duration to "
+            "its normal duration|the span between its crash duration and its normal duration]; partial crashing is "
+            "[fine|allowed].|[No|Not a single] {act} [may|can] [last longer than|exceed] its normal duration or [be "
+            "shorter than|go below] its crash duration, [but|while] any [amount|fraction] in between is "
+            "[allowed|permitted].]",
             "[The project starts at time 0 and every {act} must be finished by the deadline.|All {acts} must be "
-            "completed by the deadline, counted from the project start at time 0.]"};
-        f.objective = "[Minimize the total crashing cost.|Meet the deadline at the lowest possible crashing cost.]";
-        f.integrality = "";
+            "completed by the deadline, counted from the project start at time 0.|[Starting|Counting] from time 0, "
+            "[the whole project|every {act}] [has to|must] [end|be done] [no later than|by] the deadline.|The deadline "
+            "[binds|applies to] [every|each] {act}: [none|no {act}] may [finish|end] after it, the project "
+            "[beginning|starting] at time 0.|[With the project starting|Since the project starts] at time 0, "
+            "[each|every] {act} [has to|must] [finish|be completed] [on or before|no later than] the deadline.]"};
+        f.objective =
+            "[Minimize the total crashing cost.|Meet the deadline at the lowest possible crashing cost.|[Spend|Pay] as "
+            "little as possible on crashing [while meeting|and still meet] the deadline.|What [crashing plan|schedule] "
+            "[meets|keeps] the deadline [for the least|at minimum] [total|overall] crashing cost?|The "
+            "[goal|aim|objective] is to minimize the [total|overall|combined] crash cost [summed over|of] all {acts}[, "
+            "each {unit} saved costing the {act}'s crash cost|].]";
         f.decisions = "the start time of each {act} and by how much it is crashed";
         f.latex =
             "\\begin{aligned}\n"

@@ -119,35 +119,62 @@ TREX_FAMILY(quantity_discount) {
         f.intro =
             "[{Org} needs {good} and can split its order among {n_suppliers} {suppliers}, each offering all-units "
             "quantity discounts.|{Org} buys {good} from up to {n_suppliers} {suppliers}; every {supplier} gives a "
-            "lower unit price on the entire order once the order is large enough.] [Each {supplier} has "
-            "{n_tiers} price tiers: an order that reaches a tier's starting quantity is charged that tier's "
-            "price on every {one}, not only on the {unit} above the threshold.|A {supplier}'s price depends on the "
-            "size of the order: once it reaches the start of a tier, all {unit} ordered are charged at that tier's "
-            "price.]";
+            "lower unit price on the entire order once the order is large enough.|[To buy|For its purchase of] {good}, "
+            "{org} [may|can] [divide|split] the order [among|between] {n_suppliers} {suppliers}, [and each of "
+            "them|each of which] [offers|grants] all-units discounts [on larger orders|when the order is big enough].] "
+            "[Each {supplier} has {n_tiers} price tiers: an order that reaches a tier's starting quantity is charged "
+            "that tier's price on every {one}, not only on the {unit} above the threshold.|A {supplier}'s price "
+            "depends on the size of the order: once it reaches the start of a tier, all {unit} ordered are charged at "
+            "that tier's price.|[Every|Each] {supplier} [uses|works with] {n_tiers} price tiers, and [the|its] "
+            "discount is all-units: [when|once] an order [reaches|is at least] a tier's starting quantity, [every "
+            "{one} of it|the whole order] is [charged|billed] at that tier's price.]";
         f.params = {
             {"suppliers", {}, "{suppliers}", "", true},
-            {"tiers", {}, "price tiers (from the smallest orders up)", "", true},
-            {"demand", {}, "quantity of {good} required", "{unit}"},
-            {"capacity", {"suppliers"}, "delivery capacity", "{unit}"},
-            {"tier_start", {"suppliers", "tiers"}, "smallest order qualifying for the tier", "{unit}"},
-            {"price", {"suppliers", "tiers"}, "unit price in each tier", "{money} per {one}"},
+            {"tiers", {}, "[price tiers (from the smallest orders up)|price tiers (ordered from the smallest "
+             "orders upward)|tiers of prices (starting with the smallest orders)]", "", true},
+            {"demand", {}, "[quantity of {good} required|required quantity of {good}|amount of {good} needed]",
+             "{unit}"},
+            {"capacity", {"suppliers"}, "[delivery capacity|capacity for delivery|largest quantity it can deliver]",
+             "{unit}"},
+            {"tier_start", {"suppliers", "tiers"},
+             "[smallest order qualifying for the tier|minimum order size for the tier|smallest order that qualifies "
+             "for the tier]",
+             "{unit}"},
+            {"price", {"suppliers", "tiers"}, "[unit price in each tier|price per {one} in each tier|tier unit "
+             "price]", "{money} per {one}"},
         };
         f.constraints = {
             "[The order placed with a {supplier} falls into one tier, from that tier's starting quantity up to the "
-            "start of the next tier (up to the {supplier}'s capacity for the last tier); orders smaller than the "
-            "start of the first tier are not accepted, though a {supplier} may also receive no order at all.|An "
-            "order with a {supplier} is charged at a single tier's price and must lie between that tier's start and "
-            "the next tier's start (the {supplier}'s capacity for the top tier); below the first tier's start a "
-            "{supplier} does not deliver, but it can be left out entirely.]",
-            "[Each {supplier} receives at most one order.|At most one tier applies per {supplier}.]",
+            "start of the next tier (up to the {supplier}'s capacity for the last tier); orders smaller than the start "
+            "of the first tier are not accepted, though a {supplier} may also receive no order at all.|An order with a "
+            "{supplier} is charged at a single tier's price and must lie between that tier's start and the next tier's "
+            "start (the {supplier}'s capacity for the top tier); below the first tier's start a {supplier} does not "
+            "deliver, but it can be left out entirely.|[If|When] an order is placed in a tier of a {supplier}, its "
+            "size [must|has to] be at least that tier's starting quantity and at most the next tier's starting "
+            "quantity ([or|up to] the {supplier}'s capacity [for|in] the [last|highest] tier); a {supplier} [may|can] "
+            "also [receive no order|be left without an order], but [no order below|nothing smaller than] its first "
+            "tier's start [is accepted|can be placed].|[No|Not a single] order [may|can] be [smaller|less] than the "
+            "starting quantity of [its|the chosen] tier or [larger|more] than the start of the following tier (the "
+            "capacity, for the [top|last] tier); [ordering nothing|placing no order] [from|with] a {supplier} is [also "
+            "allowed|allowed as well].]",
+            "[Each {supplier} receives at most one order.|At most one tier applies per {supplier}.|[No|Not a single] "
+            "{supplier} [gets|receives] more than one order.|[Any|Each] {supplier} [is given|gets] [one order at "
+            "most|at most a single order], [priced|charged] in one tier.]",
             "[The {unit} ordered must cover the quantity required.|Together the orders must supply at least the "
-            "required quantity.]"};
+            "required quantity.|[The orders|All orders] [together|combined] [must|have to] [add up to|come to] [at "
+            "least|no less than] the [required quantity|quantity needed].|[Enough|Sufficient] {unit} must be ordered "
+            "[to cover|to meet] [the requirement|what is required] [in total|altogether].]"};
         f.objective =
-            "[Minimize the total purchase cost.|Find the cheapest way to buy the {good}.|Minimize what is paid "
-            "to the {suppliers} in total.]";
+            "[Minimize the total purchase cost.|Find the cheapest way to buy the {good}.|Minimize what is paid to the "
+            "{suppliers} in total.|[Buy|Order] the {good} [at|for] the [lowest|least] [total|overall] "
+            "[cost|price].|[Keep|Make] the [total|overall] [purchase bill|amount paid to the {suppliers}] as "
+            "[low|small] as possible.]";
         f.integrality =
-            "[Whether an order is placed in a given tier is a yes/no decision; quantities may be fractional.|The "
-            "tier of each order is a yes/no choice; the {unit} ordered need not be whole.]";
+            "[Whether an order is placed in a given tier is a yes/no decision; quantities may be fractional.|The tier "
+            "of each order is a yes/no choice; the {unit} ordered need not be whole.|[Choosing|Selecting] a tier "
+            "[for|at] a {supplier} is [all or nothing|a yes/no decision], while the [quantity|amount] ordered "
+            "[may|can] be [fractional|any non-negative amount].|[A tier is either used or not|A tier cannot be partly "
+            "chosen], but [fractional quantities are allowed|the {unit} ordered may be fractional].]";
         f.decisions = "which price tier each {supplier}'s order falls into (binary) and how much to order in it";
         f.latex =
             "\\begin{aligned}\n"

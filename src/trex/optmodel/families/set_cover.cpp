@@ -104,25 +104,45 @@ TREX_FAMILY(set_cover) {
               {"zone_pool", "courses"}}},
         };
         f.intro =
-            "[{Org} wants to cover {n_zones} {zones} using some of {n_sites} {sites}.|{Org} is selecting "
-            "among {n_sites} {sites} so that all {n_zones} {zones} are covered.]";
+            "[{Org} wants to cover {n_zones} {zones} using some of {n_sites} {sites}.|{Org} is selecting among "
+            "{n_sites} {sites} so that all {n_zones} {zones} are covered.|[There are|{Org} has] {n_sites} {sites} to "
+            "choose from, and [each of the|every one of the] {n_zones} {zones} [must|has to] be covered by [at least "
+            "one|one or more] of the chosen ones.|[To cover|So as to cover] all {n_zones} {zones}, {org} [must|has "
+            "to|will] [pick|select|choose] a [subset|selection] of {n_sites} {sites}, [each covering|each of which "
+            "covers] [certain|some of the] {zones}.]";
         f.params = {
             {"sites", {}, "{sites}", "", true},
             {"zones", {}, "{zones}", "", true},
             {"cost", {"sites"}, "cost", "thousand dollars"},
             {"covers",
              {"sites", "zones"},
-             "coverage indicator (1 if the {site} covers the {zone}, else 0)",
+             "[coverage indicator (1 if the {site} covers the {zone}, else 0)|coverage flag (1 when the {site} "
+             "covers the {zone}, 0 otherwise)|indicator of coverage (1 if the {zone} is covered by the {site}, else "
+             "0)]",
              "",
              false,
              "",
-             "[{row} covers {cols}.|{row} would cover {cols}.|Choosing {row} covers {cols}.]"},
+             "[{row} covers {cols}.|{row} would cover {cols}.|Choosing {row} covers {cols}.|[If|When] {row} is "
+             "[selected|chosen], it covers {cols}.|{row} [provides|gives] coverage to {cols}.]"},
         };
         f.constraints = {
-            "[Every {zone} must be covered by at least one selected {site}.|No {zone} may be left "
-            "uncovered.]"};
-        f.objective = "[Minimize the total cost of the selected {sites}.|Find the cheapest selection.]";
-        f.integrality = "[Each {site} is either selected or not.|Selections are yes/no decisions.]";
+            "[Every {zone} must be covered by at least one selected {site}.|No {zone} may be left uncovered.|[For "
+            "each|For every] {zone}, [at least one|one or more] of the {sites} [that cover it|covering it] must be "
+            "[selected|chosen].|[Each|Every] {zone} [has to|must] [be covered by|get coverage from] [at least one "
+            "selected {site}|one or more selected {sites}][, and more than one is allowed|].|[Select|Choose] the "
+            "{sites} so that [no {zone} is|not a single {zone} is] left [without coverage|uncovered] by the "
+            "[selection|chosen {sites}].]"};
+        f.objective =
+            "[Minimize the total cost of the selected {sites}.|Find the cheapest selection.|The [goal|aim|objective] "
+            "is to [reach|achieve] the [lowest|smallest|least] [total|overall|combined] cost of the [selected|chosen] "
+            "{sites}.|[Choose|Select|Pick] the {sites} so that their [total|combined] cost is [as low as "
+            "possible|minimized].|Which [selection|set] of {sites} covers every {zone} at the [lowest|least|smallest] "
+            "[total|overall] cost?]";
+        f.integrality =
+            "[Each {site} is either selected or not.|Selections are yes/no decisions.|A {site} [cannot|may not] be "
+            "[partly|partially] [selected|chosen].|[Every|Each] {site} [must|has to] be [fully selected or not "
+            "selected at all|either chosen in full or left out].|Whether a {site} is [selected|chosen] is [a yes/no|an "
+            "all-or-nothing] [decision|choice].]";
         f.decisions = "which {sites} to select (binary)";
         f.latex =
             "\\begin{aligned}\n"

@@ -49,20 +49,51 @@ TREX_FAMILY(shift_scheduling) {
             {"energy", {{"org", "a power-plant control room"}, {"staff", "operators"}, {"person", "operator"}}},
             {"generic", {{"org", "a call center"}, {"staff", "agents"}, {"person", "agent"}}},
         };
-        f.intro = "[{Org} operates around the clock; the day is divided into {n_periods} periods.|{Org} staffs "
-                  "{staff} over a day split into {n_periods} periods that repeat every day.]";
+        f.intro =
+            "[{Org} operates around the clock; the day is divided into {n_periods} periods.|{Org} staffs {staff} over "
+            "a day split into {n_periods} periods that repeat every day.|[Working|Open] around the clock, {org} "
+            "[divides|splits] its day into {n_periods} periods [and must|and has to] [plan|schedule] how many {staff} "
+            "[start work|begin a shift] in each.|[The day at|At] {org}[, which never closes,|, which runs day and "
+            "night,] [is divided|is split] into {n_periods} periods, [and the same schedule repeats|with the same "
+            "schedule repeating] every day.]";
         f.params = {
-            {"periods", {}, "periods of the day", "", true},
-            {"required", {"periods"}, "minimum number of {staff} on duty", ""},
-            {"shift_cost", {"periods"}, "cost of one {person} whose shift starts in the period", "$"},
-            {"shift_length", {}, "shift length in consecutive periods (wrapping past midnight)", ""},
+            {"periods", {}, "[periods of the day|periods in the day|daily periods]", "", true},
+            {"required", {"periods"},
+             "[minimum number of {staff} on duty|fewest {staff} allowed on duty|minimum {staff} head count on "
+             "duty]",
+             ""},
+            {"shift_cost", {"periods"},
+             "[cost of one {person} whose shift starts in the period|cost per {person} starting a shift in the "
+             "period|cost of each {person} whose shift begins in the period]",
+             "$"},
+            {"shift_length", {},
+             "[shift length in consecutive periods (wrapping past midnight)|length of a shift in consecutive "
+             "periods (continuing past midnight)|number of consecutive periods a shift lasts (wrapping past "
+             "midnight)]",
+             ""},
         };
-        f.constraints = {"[A shift can start at the beginning of any period and covers that many consecutive "
-                         "periods; in every period the {staff} on duty must meet the requirement.|In each period, "
-                         "the number of {staff} whose shift covers it must be at least the requirement.]"};
-        f.objective = "[Minimize the total daily staffing cost.|Find the cheapest staffing plan.]";
-        f.integrality = "[The number of {staff} per shift must be a whole number.|Only whole {staff} can be "
-                        "scheduled.]";
+        f.constraints = {
+            "[A shift can start at the beginning of any period and covers that many consecutive periods; in every "
+            "period the {staff} on duty must meet the requirement.|In each period, the number of {staff} whose shift "
+            "covers it must be at least the requirement.|[Shifts|Every shift] [may|can] [begin|start] at the start of "
+            "any period and [last|run for] the shift length in consecutive periods[, wrapping past midnight|, "
+            "continuing into the next day if needed]; [in each period|for every period], the {staff} on duty "
+            "[must|have to] [number at least|be no fewer than] the minimum.|[No|Not a single] period [may|can] have "
+            "fewer {staff} on duty than [its minimum|required], counting [each|every] {person} as on duty in "
+            "[each|every one] of the consecutive periods of their shift, [wrapping|continuing] past "
+            "midnight.|[If|When] the {staff} [whose shifts|with a shift that] [cover|include] a period are counted, "
+            "[the count|their number] [must|has to] [reach|be at least] that period's minimum.]"};
+        f.objective =
+            "[Minimize the total daily staffing cost.|Find the cheapest staffing plan.|The [goal|aim|objective] is to "
+            "[reach|achieve] the [lowest|smallest|least] [total|overall|combined] daily cost of the shifts "
+            "[started|scheduled].|[Decide|Choose| Determine] how many {staff} start in each period so that the "
+            "[total|overall|combined] daily cost is [as low as possible|minimized].|Which [staffing plan|schedule] "
+            "[meets|covers] every period's requirement at the [lowest|least|smallest] [total|overall] daily cost?]";
+        f.integrality =
+            "[The number of {staff} per shift must be a whole number.|Only whole {staff} can be scheduled.|[Head "
+            "counts|The numbers of {staff}] [starting|beginning] [each|in each] period [must|have to] be [whole "
+            "numbers|integers].|[No|Not a] fraction of a {person} [may|can] be [scheduled|assigned to a "
+            "shift].|[Each|Every] shift [is staffed|gets staffed] by a whole number of {staff}.]";
         f.decisions = "how many {staff} start a shift in each period (integer)";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{s\\in T} c_s\\,n_s \\\\\n"

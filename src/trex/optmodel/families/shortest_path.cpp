@@ -70,20 +70,39 @@ TREX_FAMILY(shortest_path) {
             {"energy", {{"org", "a cable-laying firm"}, {"node", "substation"}, {"nodes", "substations"},
                         {"arc", "possible cable run"}, {"len", "cost"}, {"unit", "k$"}, {"node_pool", "cities"}}},
         };
-        f.intro = "[{Org} needs the best route between two of {n_nodes} {nodes}.|{Org} looks for the route from the "
-                  "origin to the destination over {n_arcs} one-way {arc}s.]";
+        f.intro =
+            "[{Org} needs the best route between two of {n_nodes} {nodes}.|{Org} looks for the route from the origin "
+            "to the destination over {n_arcs} one-way {arc}s.|[In|On] a network of {n_nodes} {nodes} "
+            "[joined|linked|connected] by {n_arcs} one-way {arc}s, {org} [wants|needs|has] to [find|identify] [a "
+            "route|the best route] from the origin to the destination.|[Among|Using] {n_arcs} one-way {arc}s "
+            "[between|that link] {n_nodes} {nodes}, {org} [must|has to] [choose|pick] a route [leading|going] from the "
+            "origin to the destination.]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
-            {"arcs", {}, "one-way {arc}s", "", true},
+            {"arcs", {}, "[one-way {arc}s|{arc}s (one-way)|directed {arc}s]", "", true},
             {"from", {"arcs"}, "start", ""},
             {"to", {"arcs"}, "end", ""},
             {"length", {"arcs"}, "{len}", "{unit}"},
             {"origin", {}, "origin", ""},
             {"destination", {}, "destination", ""},
         };
-        f.constraints = {"[One unit of flow leaves the origin and arrives at the destination; at all other {nodes} "
-                         "what enters leaves.|Model the route as a unit flow from origin to destination.]"};
-        f.objective = "[Minimize the total {len} of the route.|Find the route with the smallest total {len}.]";
+        f.constraints = {
+            "[One unit of flow leaves the origin and arrives at the destination; at all other {nodes} what enters "
+            "leaves.|Model the route as a unit flow from origin to destination.|[Send|Route] one unit of flow from the "
+            "origin to the destination: the origin [sends out|ships out] one unit more than it [receives|takes in], "
+            "the destination receives one unit more than it sends out, and [every|each] other {node} [passes on|sends "
+            "out] exactly what [enters|arrives at] it.|[At|For] every {node} [other than|except] the origin and the "
+            "destination, the flow [in|entering] [must|has to] equal the flow [out|leaving]; the origin [has a net "
+            "outflow of|sends out, net,] one unit and the destination [has a net inflow of|takes in, net,] one "
+            "unit.|[Treat|Think of] the route as one unit of flow [over|along] the {arc}s: [it leaves|it starts at] "
+            "the origin, [arrives|ends] at the destination, and [is conserved at every other {node}|neither appears "
+            "nor disappears at any other {node}].]"};
+        f.objective =
+            "[Minimize the total {len} of the route.|Find the route with the smallest total {len}.|The "
+            "[goal|aim|objective] is to find [a route|the route] with the [lowest|smallest|least] "
+            "[total|overall|combined] {len}.|[Choose|Pick|Select] the {arc}s of the route so that the sum of their "
+            "{len} is [as small as possible|minimized].|Which route from the origin to the destination [has|gives] the "
+            "[smallest|lowest|least] [total|overall] {len}?]";
         f.decisions = "whether each {arc} is on the route (a unit flow; the LP has integral optimal solutions)";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{a\\in A} \\ell_a\\,x_a \\\\\n"

@@ -114,26 +114,60 @@ TREX_FAMILY(spanning_tree) {
         };
         f.intro =
             "[{Org} must connect all {n_nodes} {nodes} into one network using some of {n_edges} candidate "
-            "{edge}s.|{Org} wants every one of its {n_nodes} {nodes} linked, directly or indirectly, choosing "
-            "among {n_edges} possible {edge}s.]";
+            "{edge}s.|{Org} wants every one of its {n_nodes} {nodes} linked, directly or indirectly, choosing among "
+            "{n_edges} possible {edge}s.|[From|Out of] {n_edges} candidate {edge}s, {org} [has to|must|will] "
+            "[choose|select|pick] which to build so that [all|each of the] {n_nodes} {nodes} [end up|are] "
+            "[connected|joined] in [a single|one] network.|[There are|{Org} has] {n_nodes} {nodes} [to be linked|to "
+            "connect] [into one network|into a single network], and {n_edges} candidate {edge}s [are available|can be "
+            "built] for [this|the purpose].]";
         f.params = {
             {"nodes", {}, "{nodes}", "", true},
-            {"edges", {}, "candidate {edge}s (usable in both directions)", "", true},
-            {"end1", {"edges"}, "first end", ""},
-            {"end2", {"edges"}, "second end", ""},
-            {"cost", {"edges"}, "construction cost", "{cost_unit}"},
+            {"edges", {},
+             "[candidate {edge}s (usable in both directions)|possible {edge}s (usable either way)|candidate {edge}s "
+             "(which work in both directions)]",
+             "", true},
+            {"end1", {"edges"}, "[first end|first endpoint|one end]", ""},
+            {"end2", {"edges"}, "[second end|second endpoint|other end]", ""},
+            {"cost", {"edges"}, "[construction cost|cost to build|building cost]", "{cost_unit}"},
         };
         f.constraints = {
-            "[Exactly one {edge} fewer than there are {nodes} is built.|The number of {edge}s built equals the "
-            "number of {nodes} minus one.]",
-            "[Connectivity is modelled as a flow: the first {node} listed sends one unit to every other {node}, "
-            "and each other {node} keeps exactly one unit.|To ensure connectivity, one unit of flow per other "
-            "{node} leaves the first {node} listed, and every other {node} absorbs exactly one unit.]",
-            "[Flow may use an {edge}, in either direction, only if it is built, and then carry at most the number "
-            "of {nodes} minus one units.|An {edge} that is not built carries no flow; a built one carries at most "
-            "the number of {nodes} minus one units in total.]"};
-        f.objective = "[Minimize the total construction cost.|Connect everything as cheaply as possible.]";
-        f.integrality = "[Each {edge} is either built or not.|Building an {edge} is a yes/no decision.]";
+            "[Exactly one {edge} fewer than there are {nodes} is built.|The number of {edge}s built equals the number "
+            "of {nodes} minus one.|[Build|Select] [exactly|precisely] as many {edge}s as [the number of {nodes} minus "
+            "one|there are {nodes}, minus one].|[The count of {edge}s built|How many {edge}s are built] [must|has to] "
+            "[equal|be exactly] the number of {nodes} [less|minus] one[, no more and no fewer|].|[No more and no "
+            "fewer|Neither more nor fewer] {edge}s than the number of {nodes} minus one [may|can] be built.]",
+            "[Connectivity is modelled as a flow: the first {node} listed sends one unit to every other {node}, and "
+            "each other {node} keeps exactly one unit.|To ensure connectivity, one unit of flow per other {node} "
+            "leaves the first {node} listed, and every other {node} absorbs exactly one unit.|[To guarantee|To "
+            "enforce] connectivity, [the first {node} listed|the {node} listed first] [ships out|sends out], net, [one "
+            "unit for each|one unit per] other {node}, and [every|each] other {node} [takes in|receives], net, exactly "
+            "one unit.|[Each|Every] {node} other than the first listed [must|has to] [receive|absorb] [exactly one|a "
+            "single] unit of [flow|connectivity flow] [net|on balance], [all of it coming|which all comes] from the "
+            "first {node} listed[, whose net outflow equals the number of other {nodes}|].|[Flow|A connectivity flow] "
+            "[starts|originates] at the first {node} listed: its net outflow is the number of {nodes} minus one, while "
+            "[each|every] other {node} has a net inflow of [exactly one|one] unit.]",
+            "[Flow may use an {edge}, in either direction, only if it is built, and then carry at most the number of "
+            "{nodes} minus one units.|An {edge} that is not built carries no flow; a built one carries at most the "
+            "number of {nodes} minus one units in total.|[If|When] an {edge} is not built, no flow [may|can] use it in "
+            "[either|any] direction; [if|when] it is built, [the flow on it in both directions together|its flow in "
+            "the two directions combined] is at most the number of {nodes} minus one.|[No|Not a single] {edge} "
+            "[may|can] carry flow unless it is built, and [a built {edge}|one that is built] [carries|may carry] [no "
+            "more than|at most] the number of {nodes} minus one units, [counting both directions|both directions "
+            "counted together].|[Only|Just the] built {edge}s [may|can] carry flow, in [either|both] "
+            "[direction|directions], with [the total|the combined flow] on [each|every] one [limited to|capped at] the "
+            "number of {nodes} minus one.]"};
+        f.objective =
+            "[Minimize the total construction cost.|Connect everything as cheaply as possible.|The "
+            "[goal|aim|objective] is to [reach|achieve] [the lowest|the smallest|the least] [total|overall|combined] "
+            "cost of the {edge}s built.|[Choose|Select|Decide] the {edge}s to build so that the "
+            "[total|overall|combined] construction cost is [as low as possible|minimized].|Which [set|selection] of "
+            "{edge}s [connects|links] all the {nodes} at the [lowest|least| smallest] [total|overall] construction "
+            "cost?]";
+        f.integrality =
+            "[Each {edge} is either built or not.|Building an {edge} is a yes/no decision.|An {edge} [cannot|may not] "
+            "be [partly|partially] built.|[Every|Each] {edge} [must|has to] be [fully built or not built at all|either "
+            "built in full or left out].|Whether an {edge} is built is [a yes/no|an all-or-nothing] "
+            "[decision|choice].]";
         f.decisions = "which {edge}s to build (binary) and the connectivity flow on each {edge} in each direction";
         f.latex =
             "\\begin{aligned}\n"

@@ -415,37 +415,46 @@ std::string tell_story(const family& f, const instance& in, rng& r) {
             w["n"] = format_value(as_double(d["min_amount"][item]));
             side.push_back(
                 expand("[At least {n} {items_of} must be {made}.|No fewer than {n} {items_of} have to be "
-                       "{made}.|There is a commitment to at least {n} {items_of}.]",
+                       "{made}.|There is a commitment to at least {n} {items_of}.|[The plan must include|Plan for] "
+                       "[a minimum of|at least] {n} {items_of}.|{Items_of} [cannot|may not] [number|come to] fewer "
+                       "than {n}.]",
                        w, r));
         }
         if (d.contains("max_amount") && d["max_amount"].contains(item)) {
             w["n"] = format_value(as_double(d["max_amount"][item]));
             side.push_back(
                 expand("[At most {n} {items_of} can be {made}.|No more than {n} {items_of} may be {made}.|"
-                       "The number of {items_of} is limited to {n}.]",
+                       "The number of {items_of} is limited to {n}.|[There is room for|There is capacity for] "
+                       "[no more than|at most] {n} {items_of}.|{Items_of} [are capped at|cannot exceed] {n}.]",
                        w, r));
         }
         if (d.contains("min_share_pct") && d["min_share_pct"].contains(item)) {
             w["p"] = format_value(as_double(d["min_share_pct"][item]));
             side.push_back(
                 expand("[At least {p}% of the {collective} must be {items_of}.|{Items_of} have to make up "
-                       "at least {p}% of all {collective}.]",
+                       "at least {p}% of all {collective}.|[A minimum of|No less than] {p}% of [all|the] "
+                       "{collective} [should|must] be {items_of}.|{Items_of} [must|need to] [account for|form] "
+                       "[at least|no less than] {p}% of the {collective}.]",
                        w, r));
         }
         if (d.contains("max_share_pct") && d["max_share_pct"].contains(item)) {
             w["p"] = format_value(as_double(d["max_share_pct"][item]));
             side.push_back(
                 expand("[At most {p}% of the {collective} can be {items_of}.|{Items_of} may make up no "
-                       "more than {p}% of all {collective}.]",
+                       "more than {p}% of all {collective}.|[No more than|At most] {p}% of [all|the] {collective} "
+                       "[may|can] be {items_of}.|{Items_of} [cannot|may not] [account for|form] more than {p}% of "
+                       "the {collective}.]",
                        w, r));
         }
         if (d.contains("ratio_cap") && d["ratio_cap"].contains(item))
             for (auto it = d["ratio_cap"][item].begin(); it != d["ratio_cap"][item].end(); ++it) {
                 w["other"] = pl(it.key());
                 w["times"] = times_words(as_double(it.value()));
+                w["times_bare"] = as_double(it.value()) == 2 ? "twice" : format_value(as_double(it.value())) + " times";
                 side.push_back(
                     expand("[There can be {times} {items_of} as {other}.|{Items_of} may number {times} "
-                           "as {other}.]",
+                           "as {other}.|[The count of|The number of] {items_of} [may not|cannot] [be more than|"
+                           "exceed] {times_bare} [that of|the number of] {other}.]",
                            w, r));
             }
     }
@@ -455,8 +464,15 @@ std::string tell_story(const family& f, const instance& in, rng& r) {
     std::string text = intro;
     for (int k : order) text += " " + sentences[(size_t)k];
     for (const auto& sc : side) text += " " + sc;
-    text += s.integer ? expand(" [Only whole {collective} are possible.|Amounts must be whole numbers.]", v, r)
-                      : expand(" [Fractional amounts are allowed.|Amounts need not be whole numbers.]", v, r);
+    text += s.integer ? expand(
+                            " [Only whole {collective} are possible.|Amounts must be whole numbers.|[Fractions|"
+                            "Fractional amounts] [make no sense|are not possible] here.|Every amount is a whole "
+                            "number.]",
+                            v, r)
+                      : expand(
+                            " [Fractional amounts are allowed.|Amounts need not be whole numbers.|[Fractions|"
+                            "Fractional amounts] are [fine|acceptable].|Amounts [may|can] be fractional.]",
+                            v, r);
     text += " " + expand(r.pick(obj->goal), v, r);
     return tidy_words(text) + "\n";
 }

@@ -75,23 +75,39 @@ TREX_FAMILY(transportation) {
                              {"dsts", "recycling plants"}, {"good", "tons of recyclables"}, {"unit", "tons"},
                              {"src_pool", "cities"}, {"dst_pool", "sites"}}},
         };
-        f.intro = "[{Org} moves {good} from {n_sources} {srcs} to {n_destinations} {dsts}.|{Org} has to plan "
-                  "how to ship {good} from its {n_sources} {srcs} to {n_destinations} {dsts}.|Consider {org} "
-                  "that supplies {n_destinations} {dsts} with {good} from {n_sources} {srcs}.]";
+        f.intro =
+            "[{Org} moves {good} from {n_sources} {srcs} to {n_destinations} {dsts}.|{Org} has to plan how to ship "
+            "{good} from its {n_sources} {srcs} to {n_destinations} {dsts}.|Consider {org} that supplies "
+            "{n_destinations} {dsts} with {good} from {n_sources} {srcs}.|[There are|{Org} runs] {n_sources} {srcs} "
+            "[that must supply|supplying] {n_destinations} {dsts} with {good}, and [the shipments between them|the "
+            "shipping plan] must be [planned|decided].|[Shipping|Sending] {good} from {n_sources} {srcs} to "
+            "{n_destinations} {dsts} is [the task|the job] {org} [faces|has to plan].]";
         f.params = {
             {"sources", {}, "{srcs}", "", true},
             {"destinations", {}, "{dsts}", "", true},
-            {"supply", {"sources"}, "[supply|available supply]", "{unit}"},
-            {"demand", {"destinations"}, "[demand|requirement]", "{unit}"},
-            {"cost", {"sources", "destinations"}, "[unit shipping cost|cost per {unit} shipped]", "$ per {unit}"},
+            {"supply", {"sources"}, "[supply|available supply|supply on hand]", "{unit}"},
+            {"demand", {"destinations"}, "[demand|requirement|amount required]", "{unit}"},
+            {"cost", {"sources", "destinations"},
+             "[unit shipping cost|cost per {unit} shipped|shipping cost per {unit}]", "$ per {unit}"},
         };
         f.constraints = {
-            "[Each {src} cannot ship more than its supply.|No {src} may send out more than it has available.]",
-            "[Each {dst} must receive at least its demand.|The demand of every {dst} has to be met in full.]",
-        };
-        f.objective = "[Find the shipping plan with the lowest total transportation cost.|The goal is to "
-                      "minimize the total shipping cost.|How should the shipments be planned to minimize total "
-                      "cost?]";
+            "[Each {src} cannot ship more than its supply.|No {src} may send out more than it has available.|[The "
+            "total|The combined amount] shipped from [each|every] {src} [to all {dsts}|over all {dsts}] [must not|may "
+            "not|cannot] [exceed|be more than] its supply.|[For each|For every] {src}, [shipments|what is shipped] [to "
+            "the {dsts}|out] [must stay within|has to stay within|may not exceed] [its supply|the supply available "
+            "there].|[Do not|Never] ship more [out of|from] a {src} than [its supply|the supply it has] [in "
+            "total|altogether].]",
+            "[Each {dst} must receive at least its demand.|The demand of every {dst} has to be met in full.|[The "
+            "total|The combined amount] [received by|shipped to] [each|every] {dst} [from all {srcs}|over all {srcs}] "
+            "[must|has to] be at least its demand.|[No|Not a single] {dst} [may|can] receive less than its "
+            "demand.|[For each|For every] {dst}, [deliveries|the amounts shipped in] [must|have to] [cover|meet] [its "
+            "demand|what it requires] [in full|completely].]"};
+        f.objective =
+            "[Find the shipping plan with the lowest total transportation cost.|The goal is to minimize the total "
+            "shipping cost.|How should the shipments be planned to minimize total cost?|[Decide|Choose|Determine] how "
+            "much to ship [on each route|from each {src} to each {dst}] so that the [total|overall|combined] shipping "
+            "cost is [as low as possible|minimized].|[Meet|Satisfy] all demand [at the lowest|at the least|for the "
+            "smallest] [total|overall| combined] [shipping|transportation] cost.]";
         f.decisions = "the amount of {good} shipped from each {src} to each {dst}";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in S}\\sum_{j\\in D} c_{ij}\\,x_{ij} \\\\\n"

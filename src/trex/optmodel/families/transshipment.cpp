@@ -88,27 +88,55 @@ TREX_FAMILY(transshipment) {
                             {"dst", "hospital"}, {"dsts", "hospitals"}, {"unit", "crates"},
                             {"src_pool", "plants"}, {"hub_pool", "cities"}, {"dst_pool", "hospitals"}}},
         };
-        f.intro = "[{Org} sends goods from {n_sources} {srcs} through {n_hubs} {hubs} to {n_customers} {dsts}.|"
-                  "{Org} routes shipments from its {srcs} via {hubs} to {dsts}; nothing is shipped directly.]";
+        f.intro =
+            "[{Org} sends goods from {n_sources} {srcs} through {n_hubs} {hubs} to {n_customers} {dsts}.|{Org} routes "
+            "shipments from its {srcs} via {hubs} to {dsts}; nothing is shipped directly.|{Org}'s [goods|shipments] "
+            "[travel|go] from {n_sources} {srcs} to {n_customers} {dsts}, [always passing through|always routed "
+            "through] one of {n_hubs} {hubs}[; there are no direct shipments|].|[With|Using] {n_hubs} {hubs} [as|for] "
+            "[intermediate points|transfer points], {org} [must|has to] [plan|organise] how goods [flow|move] from "
+            "{n_sources} {srcs} to {n_customers} {dsts}, [since|as] [nothing|no goods] [may|can] be shipped directly.]";
         f.params = {
             {"sources", {}, "{srcs}", "", true},
             {"hubs", {}, "{hubs}", "", true},
             {"customers", {}, "{dsts}", "", true},
-            {"supply", {"sources"}, "supply", "{unit}"},
-            {"hub_capacity", {"hubs"}, "[throughput capacity|handling capacity]", "{unit}"},
-            {"demand", {"customers"}, "demand", "{unit}"},
-            {"cost_in", {"sources", "hubs"}, "cost per {unit} to the {hub}", "$ per {unit}"},
-            {"cost_out", {"hubs", "customers"}, "cost per {unit} from the {hub}", "$ per {unit}"},
+            {"supply", {"sources"}, "[supply|available supply|supply on hand]", "{unit}"},
+            {"hub_capacity", {"hubs"}, "[throughput capacity|handling capacity|capacity for throughput]", "{unit}"},
+            {"demand", {"customers"}, "[demand|requirement|amount required]", "{unit}"},
+            {"cost_in", {"sources", "hubs"},
+             "[cost per {unit} to the {hub}|shipping cost per {unit} to the {hub}|cost of each {unit} sent to the "
+             "{hub}]",
+             "$ per {unit}"},
+            {"cost_out", {"hubs", "customers"},
+             "[cost per {unit} from the {hub}|shipping cost per {unit} from the {hub}|cost of each {unit} sent from "
+             "the {hub}]",
+             "$ per {unit}"},
         };
         f.constraints = {
-            "[A {src} cannot ship more than its supply.|Shipments out of each {src} are limited by its supply.]",
+            "[A {src} cannot ship more than its supply.|Shipments out of each {src} are limited by its supply.|[No|Not "
+            "a single] {src} [may|can] [send|ship] more [to the {hubs}|in total] than its supply.|[The total|The "
+            "combined amount] shipped from [each|every] {src} [must not|may not|cannot] [exceed|be more than] its "
+            "supply.|[For each|For every] {src}, [keep|hold] [total shipments|the total shipped] [within|at or below] "
+            "its supply.]",
             "[Everything that enters a {hub} must leave it, and the amount entering may not exceed its "
             "capacity.|{Hubs} keep no stock: inflow equals outflow, and inflow is limited by the {hub}'s "
-            "capacity.]",
-            "[Each {dst} must receive at least its demand.|All demand has to be satisfied.]",
-        };
-        f.objective = "[Minimize the total transportation cost.|Determine the flows that meet demand at the least "
-                      "total cost.]";
+            "capacity.|[At|For] [each|every] {hub}, the amount [shipped out|sent on] [must|has to] equal the amount "
+            "[received|coming in], and the amount [received|coming in] [must not|may not|cannot] [exceed|be more than] "
+            "its [throughput|handling] capacity.|[No|Not a single] {hub} [may|can] [store|hold back] goods or "
+            "[handle|take in] more than its capacity: [what comes in|its inflow] [goes out|is shipped on] in full, and "
+            "[its inflow|what comes in] [stays within|is at most] the capacity.|[If|When] goods [reach|arrive at] a "
+            "{hub}, [all of them|everything that arrives] [must|has to] be [sent on|forwarded] to {dsts}, and the "
+            "[total|amount] arriving at [that|the] {hub} [may|can] not [exceed|be more than] its capacity.]",
+            "[Each {dst} must receive at least its demand.|All demand has to be satisfied.|[No|Not a single] {dst} "
+            "[may|can] receive less than its demand.|[The total|The combined amount] [delivered|shipped] to "
+            "[each|every] {dst} from the {hubs} [must|has to] be at least its demand.|[For each|For every] {dst}, "
+            "[deliveries|what arrives] [must|has to] [cover|meet] its demand [in full|completely].]"};
+        f.objective =
+            "[Minimize the total transportation cost.|Determine the flows that meet demand at the least total "
+            "cost.|The [goal|aim|objective] is to [reach|achieve] the [lowest|smallest|least] [total|overall|combined] "
+            "shipping cost [on both legs|into and out of the {hubs}].|[Decide|Choose|Plan] the shipments [to and from "
+            "the {hubs}|on every leg] so that the [total|overall|combined] cost is [as low as "
+            "possible|minimized].|Which [shipping plan|routing] [meets|covers] all demand at the "
+            "[lowest|least|smallest] [total|overall] cost?]";
         f.decisions = "the flow from each {src} to each {hub} and from each {hub} to each {dst}";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in S}\\sum_{h\\in H} a_{ih}x_{ih} + \\sum_{h\\in H}\\sum_{j\\in C} b_{hj}"

@@ -63,18 +63,43 @@ TREX_FAMILY(tsp) {
             {"education", {{"org", "a school inspector"}, {"city", "school"}, {"cities", "schools"},
                            {"dist", "distance"}, {"unit", "km"}, {"city_pool", "schools"}}},
         };
-        f.intro = "[{Org} must visit {n_cities} {cities}, each exactly once, and return to the start.|{Org} plans a "
-                  "round trip through {n_cities} {cities}.]";
+        f.intro =
+            "[{Org} must visit {n_cities} {cities}, each exactly once, and return to the start.|{Org} plans a round "
+            "trip through {n_cities} {cities}.|[There are|We have] {n_cities} {cities} that {org} [has to|must] "
+            "[visit|pass through] [once each|exactly once each] [on|in] a [single|closed] [round trip|tour] "
+            "[ending|that ends] where it [began|started].|[Starting from|Leaving from] one of {n_cities} {cities}, "
+            "{org} [must|has to] [visit|call at] [every other one|each of the others] exactly once and then "
+            "[return|come back] to [the start|the starting point].]";
         f.params = {
             {"cities", {}, "{cities}", "", true},
             {"distance", {"cities", "cities"}, "{dist}", "{unit}"},
         };
-        f.constraints = {"[Each {city} is left exactly once and entered exactly once.|Every {city} has exactly one "
-                         "successor and one predecessor on the tour.]",
-                         "[The route must be a single tour, without separate sub-tours.|Sub-tours are not "
-                         "allowed.]"};
-        f.objective = "[Minimize the total {dist} of the tour.|Find the shortest round trip.]";
-        f.integrality = "[Each leg is either travelled or not.|Travel decisions are yes/no.]";
+        f.constraints = {
+            "[Each {city} is left exactly once and entered exactly once.|Every {city} has exactly one successor and "
+            "one predecessor on the tour.|[Exactly one|Precisely one] leg [must|has to] [leave|start from] "
+            "[each|every] {city}, and [exactly one|precisely one] leg [must|has to] [enter|arrive at] it.|[No|Not a "
+            "single] {city} [may|can] be [entered|arrived at] or [left|departed from] more than once, and [each|every] "
+            "{city} [must|has to] be [both entered and left|visited, entered once and left once].|[For each|For every] "
+            "{city}, the tour [uses|contains] [exactly one|one and only one] incoming leg and [exactly one|one and "
+            "only one] outgoing leg.]",
+            "[The route must be a single tour, without separate sub-tours.|Sub-tours are not allowed.|[The legs "
+            "chosen|The chosen legs] [must|have to] form [one|a single] [closed|connected] tour [through|covering] all "
+            "{cities}[, with no smaller separate loops|; separate smaller loops are not allowed].|[No|Not a single] "
+            "[sub-tour| smaller loop] [covering|through] only some of the {cities} [is allowed|may appear|can appear]; "
+            "the route [must|has to] be [one|a single] round trip.|[Separate|Disconnected] [sub-tours|loops] [are "
+            "ruled out|are forbidden]: [all|every one of the] {cities} [must|have to] lie on [one|the same] "
+            "[tour|round trip].]"};
+        f.objective =
+            "[Minimize the total {dist} of the tour.|Find the shortest round trip.|The [goal|aim|objective] is to find "
+            "[a tour|the round trip] with the [smallest|lowest|least] [total|overall|combined] "
+            "{dist}.|[Choose|Pick|Select] the legs so that the sum of their {dist} is [as small as "
+            "possible|minimized].|Which [tour|round trip] [through|visiting] all {cities} has the "
+            "[smallest|lowest|least] [total|overall] {dist}?]";
+        f.integrality =
+            "[Each leg is either travelled or not.|Travel decisions are yes/no.|A leg [cannot|may not] be "
+            "[partly|partially] [travelled|used].|[Every|Each] leg [must|has to] be [either fully travelled "
+            "or|travelled in full or else] skipped.|Whether a leg is [used|travelled] is [a yes/no|an all-or-nothing] "
+            "[decision|choice].]";
         f.decisions = "which legs (ordered pairs of {cities}) are travelled (binary), plus MTZ position variables";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\ne j} d_{ij}\\,x_{ij} \\\\\n"

@@ -123,35 +123,76 @@ TREX_FAMILY(unit_commitment) {
               {"unit_pool", "generators"}}},
         };
         f.intro =
-            "[{Org} must decide which of its {n_units} {units} to run in each of {n_periods} {periods} and how "
-            "much each one produces.|{Org} schedules {n_units} {units} over {n_periods} {periods}: which "
-            "are switched on and what they produce.] [Each value below is an average power level held for "
-            "the whole {period}.|Outputs and demands are power levels held for a whole {period}.]";
+            "[{Org} must decide which of its {n_units} {units} to run in each of {n_periods} {periods} and how much "
+            "each one produces.|{Org} schedules {n_units} {units} over {n_periods} {periods}: which are switched on "
+            "and what they produce.|[For each of|Over] {n_periods} {periods}, {org} [has to|must|needs to] "
+            "[choose|decide] which of its {n_units} {units} [to switch on|to run] and [how much power each one should "
+            "produce|what output each running {unit} delivers].|[There are|{Org} operates] {n_units} {units}, and for "
+            "[every|each] one of {n_periods} {periods} [the operator|{org}] [must|has to] [settle|fix] [which are "
+            "on|their on/off status] and [their output|how much they produce].] [Each value below is an average power "
+            "level held for the whole {period}.|Outputs and demands are power levels held for a whole "
+            "{period}.|[All|The] [outputs, demands and limits|power figures] [below|given below] are [power "
+            "levels|average power levels] [held|kept] [throughout|over] a whole {period}.]";
         f.params = {
             {"units", {}, "{units}", "", true},
-            {"min_output", {"units"}, "minimum output when on", "{eunit}"},
-            {"max_output", {"units"}, "maximum output", "{eunit}"},
-            {"fixed_cost", {"units"}, "fixed cost per {period} on", "$"},
-            {"marginal_cost", {"units"}, "marginal cost", "$ per {eunit} per {period}"},
-            {"startup_cost", {"units"}, "start-up cost", "$"},
+            {"min_output", {"units"}, "[minimum output when on|lowest output while running|minimum output while "
+             "switched on]", "{eunit}"},
+            {"max_output", {"units"}, "[maximum output|output limit|largest possible output]", "{eunit}"},
+            {"fixed_cost", {"units"}, "[fixed cost per {period} on|fixed cost for each {period} it is on|fixed "
+             "running cost per {period} on]", "$"},
+            {"marginal_cost", {"units"}, "[marginal cost|cost per {eunit} of output|marginal production cost]",
+             "$ per {eunit} per {period}"},
+            {"startup_cost", {"units"}, "[start-up cost|cost of a start-up|cost per start-up]", "$"},
             {"periods", {}, "{periods}", "", true},
             {"demand", {"periods"}, "demand", "{eunit}"},
-            {"reserve", {"periods"}, "spinning reserve requirement", "{eunit}"},
+            {"reserve", {"periods"}, "[spinning reserve requirement|required spinning reserve|spinning reserve "
+             "needed]", "{eunit}"},
         };
         f.constraints = {
-            "[In every {period} the total output must equal the demand.|Production must match demand exactly in "
-            "each {period}.]",
+            "[In every {period} the total output must equal the demand.|Production must match demand exactly in each "
+            "{period}.|[For each|For every] {period}, the [combined|summed] output of all {units} [has to|must] [be "
+            "exactly|equal] the demand[, no more and no less|].|[No|Not a single] {period} [may|can] have [total "
+            "output|output in total] [above or below|different from] its demand.|[The|Total] output [across|of] all "
+            "{units} [must|has to] [match|meet] the demand [exactly|precisely] in [every|each] {period}.]",
             "[A {unit} that is on produces between its minimum and maximum output; a {unit} that is off produces "
-            "nothing.|Output is zero when a {unit} is off and within its minimum and maximum when it is on.]",
+            "nothing.|Output is zero when a {unit} is off and within its minimum and maximum when it is on.|[If|When] "
+            "a {unit} is [switched on|running] in a {period}, its output [must|has to] [lie|be] between its minimum "
+            "output and its maximum output; [if|when] it is off, [the output|its output] is zero.|[No|Not a single] "
+            "{unit} [may|can] produce [anything|any output] while off, [and|whereas] a {unit} that is on [must|has to] "
+            "produce [at least its minimum output and at most its maximum output|no less than its minimum and no more "
+            "than its maximum].|[Each|Every] {unit}'s output in a {period} is [zero|nothing] [if it is off|unless it "
+            "is on]; [once|when] on, it [must stay|has to stay] [within|between] its minimum and maximum "
+            "[output|outputs].]",
             "[The maximum outputs of the {units} that are on must cover the demand plus the spinning reserve "
             "requirement in every {period}.|Spinning reserve: in each {period}, the committed capacity must be at "
-            "least the demand plus the reserve requirement.]",
+            "least the demand plus the reserve requirement.|[For each|For every] {period}, the [sum|total] of the "
+            "maximum outputs of the {units} [switched on|running] [must|has to] be at least the demand plus the "
+            "spinning reserve requirement.|[No|Not a single] {period} [may|can] have [committed capacity|a total "
+            "maximum output of the {units} that are on] [below|less than] its demand plus [its|the] spinning reserve "
+            "requirement.|[If the|When the] maximum outputs of [all running|all committed] {units} are [added "
+            "up|summed] in a {period}, [the total|the result] [must|has to] [cover|reach] the demand plus the "
+            "[spinning reserve|reserve requirement].]",
             "[All {units} are off before the first {period}; switching a {unit} on incurs its start-up cost.|Every "
-            "{unit} starts off, and each start-up costs the start-up cost.]"};
+            "{unit} starts off, and each start-up costs the start-up cost.|[Before|Ahead of] the first {period} "
+            "[every|each] {unit} is off, and [each time|whenever] a {unit} [is switched on|goes from off to on] [its "
+            "start-up cost is paid|the start-up cost is incurred].|[Each|Every] {unit} [begins|starts] [switched "
+            "off|in the off state]; [it is charged|it pays] its start-up cost [in every|in each] {period} in which it "
+            "is on [after being|having been] off in the {period} before.|A start-up [happens|occurs] [whenever|when] a "
+            "{unit} is on in a {period} but was off in the previous one ([with all {units} off|all {units} being off] "
+            "before the first {period}), and [each|every] start-up [costs|is charged] the {unit}'s start-up cost.]"};
         f.objective =
-            "[Minimize the total fixed, production and start-up cost.|Find the cheapest schedule, "
-            "counting fixed, marginal and start-up costs.]";
-        f.integrality = "[Each {unit} is either on or off in a {period}.|On/off decisions are binary.]";
+            "[Minimize the total fixed, production and start-up cost.|Find the cheapest schedule, counting fixed, "
+            "marginal and start-up costs.|The [goal|aim|objective] is to [reach|achieve] the [lowest|smallest|least] "
+            "[total|overall|combined] cost, [made up of|consisting of] fixed costs, marginal [production|output] costs "
+            "and start-up costs.|[Schedule|Plan] the {units} so that the sum of fixed, marginal and start-up costs is "
+            "[as low as possible|minimized].|Which [schedule|commitment plan] [meets|satisfies] [the demand and "
+            "reserve|all requirements] in every {period} at the [lowest|least|smallest] [total|overall] [cost|cost of "
+            "fixed, production and start-up charges]?]";
+        f.integrality =
+            "[Each {unit} is either on or off in a {period}.|On/off decisions are binary.|A {unit} [cannot|may not] be "
+            "[partly|partially] on in a {period}.|[Every|Each] {unit} [must|has to] be [fully on or fully off|either "
+            "on or off] in [each|every] {period}, [nothing in between|with no intermediate state].|Whether a {unit} "
+            "runs in a {period} is [a yes/no|an on/off|an all-or-nothing] [decision|choice].]";
         f.decisions = "which {units} are on in each {period} (binary), their outputs and their start-ups";
         f.latex =
             "\\begin{aligned}\n"

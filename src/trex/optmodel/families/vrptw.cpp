@@ -143,36 +143,76 @@ TREX_FAMILY(vrptw) {
               {"cust_pool", "schools"}}},
         };
         f.intro =
-            "[{Org} serves {n_demand} {custs} from a depot with a fleet of identical {vehs}. Each {cust} must "
-            "be visited within its time window (times count in minutes from the departure at time 0).|{Org} plans "
-            "routes of {vehs} that start and end at the depot "
-            "and visit {n_demand} {custs}, each inside a given time window.] [The {vehs} drive one km per "
-            "minute, so travel times in minutes equal distances in km.|Travel time in minutes equals the "
-            "distance in km (one km per minute).]";
+            "[{Org} serves {n_demand} {custs} from a depot with a fleet of identical {vehs}. Each {cust} must be "
+            "visited within its time window (times count in minutes from the departure at time 0).|{Org} plans routes "
+            "of {vehs} that start and end at the depot and visit {n_demand} {custs}, each inside a given time "
+            "window.|[Using|With] a fleet of identical {vehs} [based|stationed] at a depot, {org} [has to|must] "
+            "[visit|serve] {n_demand} {custs}, [each one|every one of them] within its [own |]time window; [times are "
+            "counted|all times count] in minutes from the departure at time 0.] [The {vehs} drive one km per minute, "
+            "so travel times in minutes equal distances in km.|Travel time in minutes equals the distance in km (one "
+            "km per minute).|[Since|Because] the {vehs} [travel|drive] [at|with a speed of] one km per minute, [the "
+            "travel time in minutes|every travel time in minutes] [equals|is equal to] the distance in km.]";
         f.params = {
-            {"locations", {}, "locations (the depot first)", "", true},
+            {"locations", {}, "[locations (the depot first)|locations (with the depot listed first)|locations "
+             "(starting with the depot)]", "", true},
             {"depot", {}, "depot", ""},
             {"demand", {"locations"}, "demand", "{unit}"},
-            {"service_time", {"locations"}, "service time", "minutes"},
-            {"window_open", {"locations"}, "time-window start", "minutes"},
-            {"window_close", {"locations"}, "time-window end", "minutes"},
-            {"vehicles", {}, "number of {vehs} available", ""},
-            {"capacity", {}, "capacity of each {veh}", "{unit}"},
+            {"service_time", {"locations"}, "[service time|time needed for service|duration of service]",
+             "minutes"},
+            {"window_open", {"locations"}, "[time-window start|opening of the time window|earliest service "
+             "start]", "minutes"},
+            {"window_close", {"locations"}, "[time-window end|closing of the time window|latest service start]",
+             "minutes"},
+            {"vehicles", {}, "[number of {vehs} available|count of available {vehs}|number of {vehs} in the "
+             "fleet]", ""},
+            {"capacity", {}, "[capacity of each {veh}|capacity per {veh}|load capacity of a {veh}]", "{unit}"},
             {"distance", {"locations", "locations"}, "distance", "km"},
         };
         f.constraints = {
-            "[Each {cust} is visited exactly once.|Every {cust} is served by exactly one visit.]",
-            "[At most the available number of {vehs} leave the depot.|The fleet size limits the number of "
-            "routes.]",
-            "[The demand delivered on one route may not exceed the {veh} capacity, and routes may not form cycles "
-            "that avoid the depot.|Each route respects the capacity and starts at the depot.]",
-            "[All {vehs} leave the depot at time 0. Service at a {cust} starts within its window (a {veh} that "
-            "arrives early waits) and the next {cust} on the route is reached after the service time plus the "
-            "travel time.|The {vehs} depart at time 0; service must start inside each {cust}'s time window, waiting "
-            "is allowed, and leaving a {cust} takes its service time plus the travel time to the next stop.] "
-            "[There is no limit on the return time to the depot.|Returns to the depot are not time-limited.]"};
-        f.objective = "[Minimize the total distance travelled.|Find routes of minimum total length.]";
-        f.integrality = "[Each leg is either driven or not.|Routing decisions are yes/no.]";
+            "[Each {cust} is visited exactly once.|Every {cust} is served by exactly one visit.|[No|Not a single] "
+            "{cust} [may|can] be [visited|served] more than once or [skipped|left out].|[Exactly one|Precisely one] "
+            "visit [must|has to] be [made|paid] to [each|every] {cust}[, by a single {veh}|].|[Every|Each] {cust} [has "
+            "to|must] be [reached|entered] once and [left|departed from] once by [the routes|exactly one route].]",
+            "[At most the available number of {vehs} leave the depot.|The fleet size limits the number of routes.|[No "
+            "more|Not more] {vehs} [than are available|than the number available] [may|can] [leave|depart from] the "
+            "depot.|The number of routes [leaving|starting at] the depot [must not|may not|cannot] [exceed|be more "
+            "than] the number of {vehs} available.|[Use|Send out] [at most|no more than] the available number of "
+            "{vehs}, one route [per|for each] {veh}.]",
+            "[The demand delivered on one route may not exceed the {veh} capacity, and routes may not form cycles that "
+            "avoid the depot.|Each route respects the capacity and starts at the depot.|[On each|On every] route, the "
+            "[total|combined] demand [delivered|of the {custs} served] [must not|may not|cannot] [exceed|be more than] "
+            "the capacity of a {veh}, and [every|each] route [must|has to] [start and end|begin and finish] at the "
+            "depot[, with no loops that skip it|].|[No|Not a single] route [may|can] [carry|deliver] more than one "
+            "{veh}'s capacity [in total|of demand], and no [cycle|loop] [may|can] [avoid|bypass] the "
+            "depot.|[Routes|All routes] [must|have to] [start|begin] at the depot [rather than forming|instead of "
+            "forming|and not form] [separate|isolated] cycles, and the demand [served|delivered] on [each|any] route "
+            "[stays|must stay] [within|at or below] the {veh} capacity.]",
+            "[All {vehs} leave the depot at time 0. Service at a {cust} starts within its window (a {veh} that arrives "
+            "early waits) and the next {cust} on the route is reached after the service time plus the travel time.|The "
+            "{vehs} depart at time 0; service must start inside each {cust}'s time window, waiting is allowed, and "
+            "leaving a {cust} takes its service time plus the travel time to the next stop.|[Every|Each] {veh} "
+            "[leaves|departs from] the depot at time 0; [at each|at every] {cust}, service [must|has to] [begin|start] "
+            "[no earlier than the window's start and no later than its end|between the opening and the closing of its "
+            "window], [a {veh} arriving early [may|can] wait|early arrivals may wait], and service at the next {cust} "
+            "[cannot|may not] [start|begin] [before|earlier than] the [start of the previous service|previous service "
+            "start] plus [its|that] service time plus the travel time.|[If|When] a {veh} [goes|drives] from one {cust} "
+            "to the next, service at the next [one|{cust}] [cannot|may not] [start|begin] [earlier than|before] the "
+            "start of service at the first plus [its|the first one's] service time plus the travel time; [all|every] "
+            "service [must|has to] [start|begin] within the {cust}'s window (waiting is [allowed|permitted]), [with "
+            "the {vehs} leaving|the {vehs} leaving] the depot at time 0.] [There is no limit on the return time to the "
+            "depot.|Returns to the depot are not time-limited.|[The {vehs} may return|A {veh} may get back] to the "
+            "depot at any time[, without a deadline|].]"};
+        f.objective =
+            "[Minimize the total distance travelled.|Find routes of minimum total length.|The [goal|aim|objective] is "
+            "to [reach|achieve] [the shortest|the smallest|the lowest] [total|overall|combined] distance "
+            "[driven|travelled] by all {vehs}.|[Plan|Choose|Design] the routes so that the [total|overall|combined] "
+            "distance [driven|travelled] is [as small as possible|minimized].|Which routes [serve|visit] all {custs} "
+            "[with|at] the [least|smallest|lowest] [total|overall] distance [travelled|driven]?]";
+        f.integrality =
+            "[Each leg is either driven or not.|Routing decisions are yes/no.|A leg [cannot|may not] be "
+            "[partly|partially] [driven|used].|[Every|Each] leg between two locations [must|has to] be [either driven "
+            "or skipped|used fully or not at all].|Whether a {veh} [drives|travels] a leg is [a yes/no|an "
+            "all-or-nothing] [decision|choice].]";
         f.decisions =
             "which legs are driven (binary), the load on arrival at each {cust} (MTZ) and the service "
             "start time at each {cust}";

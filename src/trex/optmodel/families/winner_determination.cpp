@@ -15,7 +15,7 @@ void generate(gen_context &g) {
   const strings I = g.names("item", ni), K = g.names("bidder", nk);
   strings B;
   for (int b = 0; b < nb; b++)
-    B.push_back(fmt::format("bid {}", b + 1));
+    B.push_back("bid " + letters(b));
   std::vector<std::vector<double>> bundle(nb, std::vector<double>(ni, 0)),
       placed(nk, std::vector<double>(nb, 0));
   std::vector<double> price(nb);
@@ -106,41 +106,71 @@ TREX_FAMILY(winner_determination) {
           {"item_pool", "regions"},
           {"bidder_pool", "products"}}},
     };
-    f.intro = "[{Org} is selling {n_items} {items} in a combinatorial auction: "
-              "each bid asks for a whole "
-              "bundle at one price.|{Org} has received {n_bids} bundle bids "
-              "for {n_items} {items} and must "
-              "decide which bids win.]";
+    f.intro =
+        "[{Org} is selling {n_items} {items} in a combinatorial auction: each "
+        "bid asks for a whole bundle at one price.|{Org} has received {n_bids} "
+        "bundle bids for {n_items} {items} and must decide which bids win.|In "
+        "a combinatorial auction of {n_items} {items}, {org} [has "
+        "received|holds] {n_bids} bids, [each for|each one for] a "
+        "[whole|complete] bundle of {items} at a single price, and [must|has "
+        "to] [choose|pick|select] the [winning bids|winners].|{Org} "
+        "[has|holds] {n_bids} bids on bundles of its {n_items} {items}; "
+        "[every|each] bid [offers|names] one price for its [entire|whole] "
+        "bundle, and {org} [must|has to] [decide|determine] which bids [to "
+        "accept|are accepted].]";
     f.params = {
         {"items", {}, "{items}", "", true},
         {"bidders", {}, "{bidders}", "", true},
         {"bids", {}, "bids", "", true},
-        {"price", {"bids"}, "price offered", "$"},
+        {"price", {"bids"}, "[price offered|offered price|price bid]", "$"},
         {"bundle",
          {"bids", "items"},
-         "{items} asked for",
+         "[{items} asked for|{items} requested|{items} in the bundle]",
          "",
          false,
          "",
-         "[{Row} asks for {cols}.|{Row} is for {cols}.]"},
+         "[{Row} asks for {cols}.|{Row} is for {cols}.|{Row} [covers|requests] "
+         "{cols}.|The bundle of {row} [consists of|contains] "
+         "{cols}.]"},
         {"placed",
          {"bidders", "bids"},
-         "bids placed",
+         "[bids placed|bids submitted|bids made]",
          "",
          false,
          "",
-         "[{Row} placed {cols}.|{Cols} came from {row}.]"},
+         "[{Row} placed {cols}.|{Cols} came from {row}.|{Row} [submitted|"
+         "made] {cols}.|{Row} is the bidder "
+         "behind {cols}.]"},
     };
-    f.constraints = {"[No {item} can be sold twice: accepted bids may not "
-                     "share an {item}.|Each {item} goes to "
-                     "one accepted bid at most.]",
-                     "[Each {bidder} wins one bid at most.|A {bidder}'s bids "
-                     "are alternatives: at most one of "
-                     "them is accepted.]"};
-    f.objective = "[Maximize the auction revenue.|Choose the winning bids that "
-                  "bring in the most money.]";
-    f.integrality = "[A bid is accepted whole or rejected.|Bids cannot be "
-                    "accepted in part.]";
+    f.constraints = {
+        "[No {item} can be sold twice: accepted bids may not share an "
+        "{item}.|Each {item} goes to one accepted bid at most.|[No|Not a "
+        "single] {item} [may|can] [appear|be included] in more than one "
+        "accepted bid.|[For each|For every] {item}, [at most|no more than] one "
+        "of the bids [asking for|containing] it [may|can] be "
+        "accepted.|[If|When] two bids [share|both ask for] an {item}, [they "
+        "cannot both be accepted|accepting both of them is not allowed].]",
+        "[Each {bidder} wins one bid at most.|A {bidder}'s bids are "
+        "alternatives: at most one of them is accepted.|[No|Not a single] "
+        "{bidder} [may|can] win more than one bid.|[For each|For every] "
+        "{bidder}, [at most|no more than] one of the bids [it placed|it "
+        "submitted] [may|can] be accepted.|[Of|Among] the bids placed by "
+        "[a|any] {bidder}, [at most one|no more than one] [may|can] [win|be "
+        "accepted].]"};
+    f.objective =
+        "[Maximize the auction revenue.|Choose the winning bids that bring in "
+        "the most money.|The [goal|aim|objective] is to [reach|achieve] the "
+        "[highest|largest|greatest] [total|overall|combined] price of the "
+        "accepted bids.|[Accept|Select] bids so that the "
+        "[total|overall|combined] revenue is [as high as "
+        "possible|maximized].|Which [set|selection] of bids [yields|brings "
+        "in|earns] the [most|highest|largest] [total|overall] revenue?]";
+    f.integrality =
+        "[A bid is accepted whole or rejected.|Bids cannot be accepted in "
+        "part.|[No|Not a single] bid [may|can] be [partly|partially] "
+        "accepted.|[Each|Every] bid [must|has to] be either [accepted in "
+        "full|fully accepted] or rejected.|Whether a bid wins is [a yes/no|an "
+        "all-or-nothing] [decision|choice].]";
     f.decisions = "which bids to accept (binary)";
     f.latex = "\\begin{aligned}\n"
               "\\max\\;& \\sum_{b\\in B} p_b\\,x_b \\\\\n"

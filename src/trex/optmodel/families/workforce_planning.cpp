@@ -105,40 +105,72 @@ TREX_FAMILY(workforce_planning) {
               {"period_pool", "periods"}}},
         };
         f.intro =
-            "[{Org} plans its number of {staff} for the next {n_periods} "
-            "periods.|{Org} must decide how many "
-            "{staff} to hire or lay off in each of the coming {n_periods} "
-            "periods.]";
+            "[{Org} plans its number of {staff} for the next {n_periods} periods.|{Org} must decide how many {staff} "
+            "to hire or lay off in each of the coming {n_periods} periods.|[Over|For] the next {n_periods} periods, "
+            "{org} [has to|must|needs to] [plan|set] [the size of its workforce|how many {staff} it employs], "
+            "[hiring|taking on] and laying off {staff} as needed.|[Looking ahead|Planning ahead] {n_periods} periods, "
+            "{org} [wants|needs] to [decide|determine] [its head count of {staff}|how many {staff} to employ] and [the "
+            "hires and lay-offs|how many to hire and lay off] in each period.]";
         f.params = {
             {"periods", {}, "periods", "", true},
-            {"work_hours", {"periods"}, "{work} requirement", "hours"},
-            {"hours_per_worker", {}, "hours one {worker} works per period", "hours"},
-            {"initial_workforce", {}, "{staff} employed before the first period", "{staff}"},
-            {"max_hires", {"periods"}, "most {staff} that can be hired", "{staff}"},
-            {"wage", {}, "wage paid to one {worker} for a period", "$"},
-            {"hiring_cost", {}, "cost of hiring one {worker}", "$"},
-            {"firing_cost", {}, "cost of laying off one {worker}", "$"},
+            {"work_hours", {"periods"}, "[{work} requirement|required hours of {work}|hours of {work} needed]",
+             "hours"},
+            {"hours_per_worker", {},
+             "[hours one {worker} works per period|working hours of one {worker} per period|hours each {worker} "
+             "works in a period]",
+             "hours"},
+            {"initial_workforce", {},
+             "[{staff} employed before the first period|{staff} on the payroll before the first period|workforce "
+             "in place before the first period]",
+             "{staff}"},
+            {"max_hires", {"periods"}, "[most {staff} that can be hired|hiring limit|largest number of {staff} "
+             "that can be hired]", "{staff}"},
+            {"wage", {}, "[wage paid to one {worker} for a period|wage per {worker} per period|pay of one {worker} "
+             "for one period]", "$"},
+            {"hiring_cost", {}, "[cost of hiring one {worker}|hiring cost per {worker}|cost to hire a {worker}]",
+             "$"},
+            {"firing_cost", {},
+             "[cost of laying off one {worker}|lay-off cost per {worker}|cost to lay off a {worker}]", "$"},
         };
         f.constraints = {
-            "[The workforce of a period is the previous workforce plus hires minus "
-            "lay-offs (hires and lay-offs take "
-            "effect at the start of the period).|Each period starts from the "
-            "previous workforce, adjusted by the "
-            "hires and lay-offs made at its start.]",
-            "[The {staff} employed in a period must be able to cover that period's "
-            "hours of {work}.|Enough {staff} "
-            "must be on staff in every period to do the required hours.]",
-            "[Hiring in a period cannot exceed its limit.|No more {staff} than the "
-            "limit can be hired in a "
-            "period.]"};
+            "[The workforce of a period is the previous workforce plus hires minus lay-offs (hires and lay-offs take "
+            "effect at the start of the period).|Each period starts from the previous workforce, adjusted by the hires "
+            "and lay-offs made at its start.|[In each|In every] period, the number of {staff} [employed|on the "
+            "payroll] [equals|is exactly] the number [employed|on the payroll] in the [previous|preceding] period (the "
+            "initial workforce [for|before] the first period) plus that period's hires minus its lay-offs.|[Hires and "
+            "lay-offs|New hires and lay-offs] take effect at the start of [each|a] period, so [the period's "
+            "workforce|the workforce of the period] [is|equals] the [previous|preceding] workforce plus the hires "
+            "[less|minus] the lay-offs[, starting from the initial workforce|; the first period starts from the "
+            "initial workforce].|[No|Not a single] {worker} [appears|is added] or [leaves|is removed] [except "
+            "through|other than by] hiring or lay-offs: [each|every] period's workforce is the [last|previous] "
+            "period's [plus hires minus lay-offs|minus lay-offs plus hires], [beginning|starting] with the initial "
+            "workforce.]",
+            "[The {staff} employed in a period must be able to cover that period's hours of {work}.|Enough {staff} "
+            "must be on staff in every period to do the required hours.|[In each|In every] period, the number of "
+            "{staff} [times|multiplied by] the hours one {worker} works [must|has to] be at least the [required "
+            "hours|{work} requirement] of that period.|[No|Not a single] period [may|can] have [fewer|too few] {staff} "
+            "to [cover|do] its hours of {work}: [their hours|the hours they work] [must|have to] [reach|be at least] "
+            "the requirement.|[For each|For every] period, [employ|keep] enough {staff} [that|so that] their "
+            "[total|combined] working hours [cover|are no less than] the {work} [required|needed].]",
+            "[Hiring in a period cannot exceed its limit.|No more {staff} than the limit can be hired in a period.|[In "
+            "each|In every] period, the number of {staff} hired [must not|may not|cannot] [exceed|be more than] [that "
+            "period's|the] hiring limit.|[Hires|The hires] [in any|in each] period [are capped at|must stay within|may "
+            "not go above] [its|the period's] limit.|[At most|No more than] the [given|stated] maximum number of "
+            "{staff} [may|can] be hired in [each|any] period.]"};
         f.objective =
-            "[Minimize the total cost of wages, hiring and "
-            "lay-offs.|Find the staffing plan with the lowest total "
-            "wage, hiring and lay-off cost.]";
+            "[Minimize the total cost of wages, hiring and lay-offs.|Find the staffing plan with the lowest total "
+            "wage, hiring and lay-off cost.|The [goal|aim|objective] is to [reach|achieve] the [lowest|smallest|least] "
+            "[total|overall|combined] cost [of|for] wages, hiring and lay-offs over all periods.|[Plan|Decide|Choose] "
+            "the workforce, hires and lay-offs so that [total|overall|combined] wages plus hiring and lay-off costs "
+            "are [as low as possible|minimized].|Which [staffing plan|workforce plan] [covers the required "
+            "{work}|meets every period's requirement] at the [lowest|least|smallest] [total|overall] cost of wages, "
+            "hires and lay-offs?]";
         f.integrality =
-            "[{Staff}, hires and lay-offs are whole numbers.|Only "
-            "whole {staff} can be employed, hired "
-            "or laid off.]";
+            "[{Staff}, hires and lay-offs are whole numbers.|Only whole {staff} can be employed, hired or laid "
+            "off.|[The numbers|The counts] of {staff} employed, hired and laid off [must|have to] be [whole "
+            "numbers|integers].|[No|Not a] fraction of a {worker} [may|can] be [employed, hired or laid off|hired, "
+            "laid off or employed].|[Workforce sizes|Head counts], hires and lay-offs [are|must be] [integers|whole "
+            "numbers] in [every|each] period.]";
         f.decisions = "the workforce, hires and lay-offs in each period (integers)";
         f.latex =
             "\\begin{aligned}\n"

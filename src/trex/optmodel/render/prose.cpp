@@ -1,6 +1,8 @@
 #include "trex/optmodel/render/prose.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 
 #include "trex/optmodel/ir/format.hpp"
 
@@ -96,6 +98,50 @@ std::string value_name_list(const ojson& map, const std::string& unit) {
     return join_and(parts);
 }
 
+// "<word> <label>" names sharing one leading word: the word (empty when the names are not all of that form).
+std::string shared_head(const std::vector<std::string>& names) {
+    const size_t sp = names[0].find(' ');
+    if (names.size() < 2 || sp == std::string::npos || sp == 0) return "";
+    const std::string head = names[0].substr(0, sp + 1);
+    for (const auto& n : names)
+        if (n.size() <= head.size() || n.compare(0, head.size(), head) != 0 ||
+            n.find(' ', head.size()) != std::string::npos)
+            return "";
+    return head.substr(0, sp);
+}
+
+std::string plural_of(const std::string& word) {
+    const char last = word.back();
+    const bool vowel_before = word.size() > 1 && std::string("aeiou").find(word[word.size() - 2]) != std::string::npos;
+    if (last == 'y' && !vowel_before) return word.substr(0, word.size() - 1) + "ies";
+    if (last == 's' || last == 'x' || last == 'h') return word + "es";
+    return word + "s";
+}
+
+// Whether the labels run without a gap: 101, 102, 103 or A, B, C.
+bool consecutive(const std::vector<std::string>& labels) {
+    for (size_t i = 1; i < labels.size(); i++) {
+        const std::string &a = labels[i - 1], &b = labels[i];
+        const bool digits = std::all_of(a.begin(), a.end(), ::isdigit) && std::all_of(b.begin(), b.end(), ::isdigit) &&
+                            !a.empty() && !b.empty() && a.size() < 9 && b.size() < 9;
+        const bool letter = a.size() == 1 && b.size() == 1 && std::isupper((unsigned char)a[0]) && b[0] == a[0] + 1;
+        if (!(digits && std::stol(b) == std::stol(a) + 1) && !letter) return false;
+    }
+    return true;
+}
+
+// Names that share a leading word said once: "flight 101, flight 104 and flight 106" -> "flights 101, 104 and 106";
+// a gapless run as a range when `ranges` ("duties A to O"); other lists joined as they are.
+std::string join_members(const std::vector<std::string>& names, bool ranges = false) {
+    const std::string head = shared_head(names);
+    if (head.empty()) return join_and(names);
+    std::vector<std::string> labels;
+    for (const auto& n : names) labels.push_back(n.substr(head.size() + 1));
+    if (ranges && names.size() > 2 && consecutive(labels))
+        return plural_of(head) + " " + labels.front() + " to " + labels.back();
+    return plural_of(head) + " " + join_and(labels);
+}
+
 std::string set_sentence(const param_doc& p, const ojson& data, const vocab& v, rng& r) {
     std::vector<std::string> names;
     for (const auto& x : data.at(p.key)) names.push_back(x.get<std::string>());
@@ -105,7 +151,7 @@ std::string set_sentence(const param_doc& p, const ojson& data, const vocab& v, 
     return expand("[The " + n + " " + desc + " are|There are " + n + " " + desc + ":|We have " + n + " " + desc +
                       ":|The " + desc + " (" + n + " in all) are]",
                   v, r) +
-           " " + join_and(names) + ".";
+           " " + join_members(names, true) + ".";
 }
 
 std::string scalar_sentence(const param_doc& p, const ojson& data, const vocab& v, rng& r) {
@@ -338,25 +384,6 @@ std::string matrix(const param_doc& p, const ojson& data, const vocab& v, rng& r
     return out;
 }
 
-// Names that share a leading word said once: "flight 101, flight 104 and flight 106" -> "flights 101, 104 and 106"
-// (two or more names of the form "<word> <label>" with one word); other lists joined as they are.
-std::string join_members(const std::vector<std::string>& names) {
-    const size_t sp = names[0].find(' ');
-    const std::string head = sp == std::string::npos ? "" : names[0].substr(0, sp + 1);
-    const bool shared = names.size() > 1 && !head.empty() && head.back() == ' ' &&
-                        std::all_of(names.begin(), names.end(), [&](const std::string& n) {
-                            return n.size() > head.size() && n.compare(0, head.size(), head) == 0 &&
-                                   n.find(' ', head.size()) == std::string::npos;
-                        });
-    if (!shared) return join_and(names);
-    std::vector<std::string> labels;
-    for (const auto& n : names) labels.push_back(n.substr(head.size()));
-    const std::string word = head.substr(0, head.size() - 1);
-    const char last = word.back();
-    const std::string plural = last == 's' || last == 'x' || last == 'h' ? word + "es" : word + "s";
-    return plural + " " + join_and(labels);
-}
-
 // A 0/1 relation row by row: "Site 9 covers Riverton and Ashland."
 std::string relation(const param_doc& p, const ojson& data, const vocab& v, rng& r) {
     std::string out;
@@ -388,6 +415,134 @@ std::string prose_data(const std::vector<const param_doc*>& group, const ojson& 
     if (p.index.size() == 1) return group.size() == 1 ? one_param(p, data, v, r) : param_group(group, data, v, r);
     if (!p.relation.empty()) return relation(p, data, v, r);
     return matrix(p, data, v, r);
+}
+
+}  // namespace trex::optmodel
+
+namespace trex::optmodel {
+
+namespace {
+
+// One entry of the wording table: a phrase (lower case, matched at word boundaries, a capital first letter kept),
+// the phrases it may become (itself among them), and words that must not follow it (where the swap would change
+// the grammar or the meaning: "at least as large as", "each can hold", "$3 each.", "needs to").
+struct wording {
+    const char* phrase;
+    std::vector<const char*> alternatives;
+    std::vector<const char*> not_before;
+    bool needs_lower_word_after = false;  // only before a lower-case word ("each plant", not "each." or "each $3")
+    bool not_before_s_word = false;       // not before a word ending in 's' (a verb: "each costs")
+};
+
+const std::vector<wording>& wordings() {
+    static const std::vector<wording> w = {
+        {"no more than", {"no more than", "at most", "not more than"}, {"as"}},
+        {"not more than", {"not more than", "at most", "no more than"}, {"as"}},
+        {"at most", {"at most", "no more than", "not more than"}, {"as"}},
+        {"no less than", {"no less than", "at least", "not less than"}, {"as"}},
+        {"not less than", {"not less than", "at least", "no less than"}, {"as"}},
+        {"at least", {"at least", "no less than", "not less than"}, {"as"}},
+        {"must not", {"must not", "may not", "cannot"}, {}},
+        {"may not", {"may not", "cannot", "must not"}, {}},
+        {"cannot", {"cannot", "may not", "must not"}, {}},
+        {"each",
+         {"each", "every"},
+         {"of", "other", "one", "can", "must", "may", "will", "should", "is", "way", "time"},
+         true,
+         true},
+        {"every", {"every", "each"}, {"other", "one", "time", "way"}, true, true},
+        {"the total", {"the total", "the overall", "the combined"}, {"of", "is", "must", "may", "over"}, true},
+        {"in total", {"in total", "altogether", "in all"}, {}},
+        {"the amount of", {"the amount of", "the quantity of"}, {}},
+        {"whole numbers", {"whole numbers", "integers"}, {}},
+        {"a whole number", {"a whole number", "an integer"}, {}},
+        {"so that", {"so that", "such that"}, {}},
+        {"ensure", {"ensure", "make sure"}, {}},
+        {"be satisfied", {"be satisfied", "be met"}, {}},
+        {"be met", {"be met", "be satisfied"}, {}},
+        {"needs", {"needs", "requires"}, {"to"}},
+        {"requires", {"requires", "needs"}, {"to", "that"}},
+        {"decide", {"decide", "determine"}, {"to", "on"}},
+        {"determine", {"determine", "decide"}, {"to", "the", "a", "an"}},
+        {"chosen", {"chosen", "selected"}, {}},
+        {"choose", {"choose", "select"}, {"to", "from", "between", "among"}},
+        {"assigned to", {"assigned to", "allocated to"}, {}},
+        {"lowest possible", {"lowest possible", "smallest possible", "least possible"}, {}},
+        {"is allowed", {"is allowed", "is permitted"}, {}},
+        {"are allowed", {"are allowed", "are permitted"}, {}},
+        {"exceed", {"exceed", "go beyond", "be more than"}, {}},
+        {"exceeds", {"exceeds", "goes beyond", "is more than"}, {}},
+        {"is limited to", {"is limited to", "is capped at"}, {}},
+        {"are limited to", {"are limited to", "are capped at"}, {}},
+        {"minus", {"minus", "less"}, {}},
+        {"find", {"find", "determine", "work out"}, {"that", "it"}},
+        {"minimize", {"minimize", "minimise"}, {}},
+        {"maximize", {"maximize", "maximise"}, {}},
+        {"per period", {"per period", "in each period"}, {}},
+        {"can be", {"can be", "may be"}, {}},
+        {"has to", {"has to", "must"}, {}},
+        {"have to", {"have to", "must"}, {}},
+        {"the sum of", {"the sum of", "the total of"}, {}},
+        {"is used", {"is used", "is put to use"}, {}},
+        {"at the lowest", {"at the lowest", "at the least"}, {"possible"}},
+    };
+    return w;
+}
+
+bool word_char(char c) {
+    return std::isalnum((unsigned char)c) || c == '\'' || c == '-';
+}
+
+// The word starting at `at` (after one space), or "".
+std::string next_word(const std::string& text, size_t at) {
+    if (at >= text.size() || text[at] != ' ') return "";
+    size_t e = at + 1;
+    while (e < text.size() && word_char(text[e])) e++;
+    return text.substr(at + 1, e - at - 1);
+}
+
+bool matches_at(const std::string& text, size_t i, const std::string& phrase) {
+    if (i + phrase.size() > text.size()) return false;
+    for (size_t k = 0; k < phrase.size(); k++) {
+        const char c = text[i + k];
+        if ((k == 0 ? (char)std::tolower((unsigned char)c) : c) != phrase[k]) return false;
+    }
+    return i + phrase.size() == text.size() || !word_char(text[i + phrase.size()]);
+}
+
+bool guard_ok(const wording& w, const std::string& after) {
+    for (const char* x : w.not_before)
+        if (after == x) return false;
+    if (w.needs_lower_word_after && (after.empty() || !std::islower((unsigned char)after[0]))) return false;
+    if (w.not_before_s_word && after.size() > 1 && after.back() == 's' && after[after.size() - 2] != 's') return false;
+    return true;
+}
+
+}  // namespace
+
+std::string vary_wording(const std::string& text, rng& r) {
+    std::string out;
+    out.reserve(text.size() + 32);
+    for (size_t i = 0; i < text.size();) {
+        if (i > 0 && word_char(text[i - 1])) {
+            out += text[i++];
+            continue;
+        }
+        const wording* hit = nullptr;
+        for (const auto& w : wordings())
+            if (matches_at(text, i, w.phrase) && guard_ok(w, next_word(text, i + std::strlen(w.phrase)))) {
+                if (!hit || std::strlen(w.phrase) > std::strlen(hit->phrase)) hit = &w;
+            }
+        if (!hit) {
+            out += text[i++];
+            continue;
+        }
+        std::string alt = r.pick(hit->alternatives);
+        if (std::isupper((unsigned char)text[i])) alt = capitalise(alt);
+        out += alt;
+        i += std::strlen(hit->phrase);
+    }
+    return tidy_words(out);
 }
 
 }  // namespace trex::optmodel

@@ -41,4 +41,10 @@ std::string absent_sentences(const std::vector<const param_doc*>& group, const o
 // "<set>_label" for every set (its description).
 std::string prose_data(const std::vector<const param_doc*>& group, const ojson& data, const vocab& v, rng& r);
 
+// The family's own sentences (intro, requirements, goal) with stock phrases swapped for ones of the same meaning,
+// drawn from r: "at most" / "no more than" / "not more than", "each" / "every" (before a noun), "may not" /
+// "cannot", "the total" / "the overall" / "the combined", "needs" / "requires" ... A phrase is left as it is where
+// the swap would change the grammar or the meaning ("at least as large as", "each can hold", "$3 each.").
+std::string vary_wording(const std::string& text, rng& r);
+
 }  // namespace trex::optmodel

@@ -199,11 +199,15 @@ std::string lib_name(dialect d) {
 
 std::string render_problem(const family& f, const instance& in, representation rep, bool inline_json, uint64_t seed) {
     rng r(seed, hash_name("question"));
-    if (rep == representation::dp && f.story) return f.story(f, in, r);
+    if (rep == representation::dp && f.story) {
+        rng wr(seed, hash_name("wording"));
+        return vary_wording(f.story(f, in, r), wr);
+    }
     vocab v = instance_words(f, in);
     for (const auto& p : f.params)
         if (p.is_set) v[p.key + "_label"] = expand(p.desc, v, r);
-    std::string out = capitalise(expand(f.intro, v, r)) + "\n\n";
+    rng wr(seed, hash_name("wording"));
+    std::string out = capitalise(vary_wording(expand(f.intro, v, r), wr)) + "\n\n";
     const auto gs = groups(f, in);
     if (rep == representation::dp) {
         std::string body;
@@ -239,9 +243,9 @@ std::string render_problem(const family& f, const instance& in, representation r
         if (inline_json) out += "\nContents of `data.json`:\n```json\n" + in.data.dump(2) + "\n```\n";
         out += "\n";
     }
-    out += sentences(f.constraints, v, r);
-    if (!f.integrality.empty()) out += " " + expand(f.integrality, v, r);
-    out += " " + expand(f.objective, v, r) + "\n";
+    out += vary_wording(sentences(f.constraints, v, r), wr);
+    if (!f.integrality.empty()) out += " " + vary_wording(expand(f.integrality, v, r), wr);
+    out += " " + vary_wording(expand(f.objective, v, r), wr) + "\n";
     return out;
 }
 
