@@ -277,8 +277,8 @@ TEST(DataRender, WordingSwapsKeepMeaningAndGrammar) {
         seen.insert(s);
         rng q(seed, 2);
         // "each" as a pronoun, after a price or before a verb, stays
-        EXPECT_EQ(vary_wording("Tables cost $3 each. Each can hold 4 and each costs $2.", q),
-                  "Tables cost $3 each. Each can hold 4 and each costs $2.");
+        EXPECT_EQ(vary_wording("Tables cost $3 each. Each can hold 4 and each costs $2, each at a fixed fee.", q),
+                  "Tables cost $3 each. Each can hold 4 and each costs $2, each at a fixed fee.");
         rng t(seed, 3);
         const std::string u = vary_wording("A batch cannot exceed the capacity; setups are whole numbers.", t);
         EXPECT_TRUE(u.find("cannot") != std::string::npos || u.find("may not") != std::string::npos ||

@@ -86,7 +86,7 @@ TREX_FAMILY(shift_scheduling) {
         f.objective =
             "[Minimize the total daily staffing cost.|Find the cheapest staffing plan.|The [goal|aim|objective] is to "
             "[reach|achieve] the [lowest|smallest|least] [total|overall|combined] daily cost of the shifts "
-            "[started|scheduled].|[Decide|Choose| Determine] how many {staff} start in each period so that the "
+            "[started|scheduled].|[Decide|Choose|Determine] how many {staff} start in each period so that the "
             "[total|overall|combined] daily cost is [as low as possible|minimized].|Which [staffing plan|schedule] "
             "[meets|covers] every period's requirement at the [lowest|least|smallest] [total|overall] daily cost?]";
         f.integrality =

@@ -161,7 +161,7 @@ TREX_FAMILY(spanning_tree) {
             "[goal|aim|objective] is to [reach|achieve] [the lowest|the smallest|the least] [total|overall|combined] "
             "cost of the {edge}s built.|[Choose|Select|Decide] the {edge}s to build so that the "
             "[total|overall|combined] construction cost is [as low as possible|minimized].|Which [set|selection] of "
-            "{edge}s [connects|links] all the {nodes} at the [lowest|least| smallest] [total|overall] construction "
+            "{edge}s [connects|links] all the {nodes} at the [lowest|least|smallest] [total|overall] construction "
             "cost?]";
         f.integrality =
             "[Each {edge} is either built or not.|Building an {edge} is a yes/no decision.|An {edge} [cannot|may not] "

@@ -107,7 +107,7 @@ TREX_FAMILY(transportation) {
             "shipping cost.|How should the shipments be planned to minimize total cost?|[Decide|Choose|Determine] how "
             "much to ship [on each route|from each {src} to each {dst}] so that the [total|overall|combined] shipping "
             "cost is [as low as possible|minimized].|[Meet|Satisfy] all demand [at the lowest|at the least|for the "
-            "smallest] [total|overall| combined] [shipping|transportation] cost.]";
+            "smallest] [total|overall|combined] [shipping|transportation] cost.]";
         f.decisions = "the amount of {good} shipped from each {src} to each {dst}";
         f.latex = "\\begin{aligned}\n"
                   "\\min\\;& \\sum_{i\\in S}\\sum_{j\\in D} c_{ij}\\,x_{ij} \\\\\n"

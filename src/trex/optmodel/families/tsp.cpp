@@ -85,7 +85,7 @@ TREX_FAMILY(tsp) {
             "[The route must be a single tour, without separate sub-tours.|Sub-tours are not allowed.|[The legs "
             "chosen|The chosen legs] [must|have to] form [one|a single] [closed|connected] tour [through|covering] all "
             "{cities}[, with no smaller separate loops|; separate smaller loops are not allowed].|[No|Not a single] "
-            "[sub-tour| smaller loop] [covering|through] only some of the {cities} [is allowed|may appear|can appear]; "
+            "[sub-tour|smaller loop] [covering|through] only some of the {cities} [is allowed|may appear|can appear]; "
             "the route [must|has to] be [one|a single] round trip.|[Separate|Disconnected] [sub-tours|loops] [are "
             "ruled out|are forbidden]: [all|every one of the] {cities} [must|have to] lie on [one|the same] "
             "[tour|round trip].]"};

@@ -434,6 +434,15 @@ struct wording {
     bool not_before_s_word = false;       // not before a word ending in 's' (a verb: "each costs")
 };
 
+// Words after which "each" is a pronoun ("each at a fixed cost", "each of them", "each can hold"): no swap to
+// "every" there (nor back).
+std::vector<const char*> pronoun_context() {
+    return {"of",  "other", "one",   "can",   "must", "may",     "will",   "should",  "is",      "way",  "at",
+            "in",  "on",    "with",  "for",   "to",   "from",    "by",     "and",     "or",      "a",    "an",
+            "the", "its",   "their", "as",    "than", "that",    "which",  "but",     "so",      "if",   "when",
+            "per", "into",  "over",  "under", "up",   "costing", "taking", "needing", "holding", "worth"};
+}
+
 const std::vector<wording>& wordings() {
     static const std::vector<wording> w = {
         {"no more than", {"no more than", "at most", "not more than"}, {"as"}},
@@ -445,12 +454,8 @@ const std::vector<wording>& wordings() {
         {"must not", {"must not", "may not", "cannot"}, {}},
         {"may not", {"may not", "cannot", "must not"}, {}},
         {"cannot", {"cannot", "may not", "must not"}, {}},
-        {"each",
-         {"each", "every"},
-         {"of", "other", "one", "can", "must", "may", "will", "should", "is", "way", "time"},
-         true,
-         true},
-        {"every", {"every", "each"}, {"other", "one", "time", "way"}, true, true},
+        {"each", {"each", "every"}, pronoun_context(), true, true},
+        {"every", {"every", "each"}, pronoun_context(), true, true},
         {"the total", {"the total", "the overall", "the combined"}, {"of", "is", "must", "may", "over"}, true},
         {"in total", {"in total", "altogether", "in all"}, {}},
         {"the amount of", {"the amount of", "the quantity of"}, {}},
@@ -542,6 +547,8 @@ std::string vary_wording(const std::string& text, rng& r) {
         out += alt;
         i += std::strlen(hit->phrase);
     }
+    // an empty template alternative leaves two spaces ("the [total |]cost"): one is enough
+    for (size_t at = out.find("  "); at != std::string::npos; at = out.find("  ", at)) out.erase(at, 1);
     return tidy_words(out);
 }
 
