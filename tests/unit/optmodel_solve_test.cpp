@@ -238,3 +238,32 @@ TEST(OptmodelSolve, SmallMeansFewIntegerVariablesAndRows) {
     lp.add_var("x", var_type::continuous, 0, 1, 1);
     EXPECT_FALSE(is_small_mip(lp));
 }
+
+// GLPK's MIP presolver stops with a fatal error (api/prob1.c) on this small capital-budgeting model (a project fixed
+// by an equality row); solve_glpk then solves it without the presolver, to the optimum enumeration finds.
+TEST(OptmodelSolve, GlpkMipSurvivesItsPresolverStopping) {
+    model m;
+    m.sense = obj_sense::maximize;
+    const double npv[] = {24, 63, 21, 49}, jan[] = {25, 23, 15, 18}, feb[] = {12, 26, 17, 40};
+    for (int j = 0; j < 4; j++) m.add_var(fmt::format("x_{}", j + 1), var_type::binary, 0, 1, npv[j]);
+    std::vector<term> t1, t2;
+    for (int j = 0; j < 4; j++) {
+        t1.push_back({j, jan[j]});
+        t2.push_back({j, feb[j]});
+    }
+    m.add_con("budget_1", t1, row_sense::le, 34);
+    m.add_con("budget_2", t2, row_sense::le, 55);
+    m.add_con("required_1", {{2, 1}}, row_sense::eq, 1);
+    double best = -1;  // every subset with project 3
+    for (int s = 0; s < 16; s++) {
+        if (!(s & 4)) continue;
+        double v = 0, a = 0, b = 0;
+        for (int j = 0; j < 4; j++)
+            if (s & (1 << j)) v += npv[j], a += jan[j], b += feb[j];
+        if (a <= 34 && b <= 55) best = std::max(best, v);
+    }
+    const solve_result g = solve_glpk(m);
+    ASSERT_EQ(g.status, solve_status::optimal) << g.message;
+    EXPECT_DOUBLE_EQ(g.objective, best);
+    EXPECT_DOUBLE_EQ(solve_coin(m).objective, best);
+}

@@ -21,10 +21,14 @@ solve_status classify(glp_prob* p, int tm_lim) {
     if (rc == GLP_ETMLIM) return solve_status::time_limit;
     if (rc != 0) return solve_status::error;
     switch (glp_get_status(p)) {
-        case GLP_NOFEAS: return solve_status::infeasible;
-        case GLP_UNBND: return solve_status::unbounded;
-        case GLP_OPT: return solve_status::infeasible;  // relaxation fine: the integer problem is infeasible
-        default: return solve_status::error;
+        case GLP_NOFEAS:
+            return solve_status::infeasible;
+        case GLP_UNBND:
+            return solve_status::unbounded;
+        case GLP_OPT:
+            return solve_status::infeasible;  // relaxation fine: the integer problem is infeasible
+        default:
+            return solve_status::error;
     }
 }
 
@@ -49,7 +53,10 @@ solve_result solve_glpk(const model& m, const solve_options& opt) {
     glp_prob* p = nullptr;
     bool fatal = false;
     solve_status st = solve_status::error;
-    fatal = !detail::glpk_run([&] {
+    // GLPK's MIP presolver can stop on a fatal error in its own bound bookkeeping (api/prob1.c) on small, valid
+    // models; the MIP is then solved again without it: the LP relaxation by the simplex method, then branch and cut.
+    auto run = [&](bool presolve) {
+        return detail::glpk_run([&] {
             p = glp_create_prob();
             detail::to_glp(m, b, p);
             if (!mip) {
@@ -59,28 +66,46 @@ solve_result solve_glpk(const model& m, const solve_options& opt) {
                 sm.presolve = GLP_ON;
                 sm.tm_lim = tm_lim;
                 const int rc = glp_simplex(p, &sm);
-                if (rc == 0 && glp_get_status(p) == GLP_OPT) st = solve_status::optimal;
-                else if (rc == GLP_ETMLIM) st = solve_status::time_limit;
-                else if (rc == 0 && glp_get_status(p) == GLP_NOFEAS) st = solve_status::infeasible;
-                else if (rc == 0 && glp_get_status(p) == GLP_UNBND) st = solve_status::unbounded;
-                else if (rc == GLP_ENOPFS || rc == GLP_ENODFS || rc == 0) st = classify(p, tm_lim);
-                else st = solve_status::error;
+                if (rc == 0 && glp_get_status(p) == GLP_OPT)
+                    st = solve_status::optimal;
+                else if (rc == GLP_ETMLIM)
+                    st = solve_status::time_limit;
+                else if (rc == 0 && glp_get_status(p) == GLP_NOFEAS)
+                    st = solve_status::infeasible;
+                else if (rc == 0 && glp_get_status(p) == GLP_UNBND)
+                    st = solve_status::unbounded;
+                else if (rc == GLP_ENOPFS || rc == GLP_ENODFS || rc == 0)
+                    st = classify(p, tm_lim);
+                else
+                    st = solve_status::error;
             } else {
                 glp_iocp io;
                 glp_init_iocp(&io);
                 io.msg_lev = GLP_MSG_OFF;
-                io.presolve = GLP_ON;
+                io.presolve = presolve ? GLP_ON : GLP_OFF;
+                if (!presolve) {
+                    glp_smcp sm;
+                    glp_init_smcp(&sm);
+                    sm.msg_lev = GLP_MSG_OFF;
+                    sm.tm_lim = tm_lim;
+                    glp_simplex(p, &sm);
+                }
                 io.tm_lim = tm_lim;
                 io.mir_cuts = GLP_ON;
                 io.cov_cuts = GLP_ON;
                 io.clq_cuts = GLP_ON;
                 const int rc = glp_intopt(p, &io);
                 const int ms = glp_mip_status(p);
-                if (rc == 0 && ms == GLP_OPT) st = solve_status::optimal;
-                else if (rc == GLP_ETMLIM) st = solve_status::time_limit;
-                else if (rc == GLP_ENOPFS || (rc == 0 && ms == GLP_NOFEAS)) st = solve_status::infeasible;
-                else if (rc == GLP_ENODFS) st = classify(p, tm_lim);
-                else st = solve_status::error;
+                if (rc == 0 && ms == GLP_OPT)
+                    st = solve_status::optimal;
+                else if (rc == GLP_ETMLIM)
+                    st = solve_status::time_limit;
+                else if (rc == GLP_ENOPFS || (rc == 0 && ms == GLP_NOFEAS))
+                    st = solve_status::infeasible;
+                else if (rc == GLP_ENODFS)
+                    st = classify(p, tm_lim);
+                else
+                    st = solve_status::error;
             }
             if (st == solve_status::optimal) {
                 const int n = (int)m.vars.size(), k = (int)m.cons.size();
@@ -95,6 +120,13 @@ solve_result solve_glpk(const model& m, const solve_options& opt) {
             }
             glp_delete_prob(p);
         });
+    };
+    fatal = !run(true);
+    if (fatal && mip) {
+        st = solve_status::error;
+        r.x.clear();
+        fatal = !run(false);
+    }
     r.status = fatal ? solve_status::error : st;
     if (fatal) r.message = "GLPK fatal error: " + q.last_message();
     if (r.status == solve_status::optimal) {
