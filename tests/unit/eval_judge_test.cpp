@@ -489,6 +489,39 @@ TEST(EvalJudge, UnsupportedFeaturesAreTheirOwnOutcome) {
     EXPECT_FALSE(unsupported_feature("ZeroDivisionError: division by zero"));
 }
 
+// A right answer is not failed by one solver's wrong optimum: on this capital budgeting model (8 binaries, drawn by
+// trex data build) Debian's Cbc 2.10 reports 161 as proven optimal — its knapsack-cover and Gomory cuts after
+// preprocessing cut off the optimum — where enumeration of the 128 subsets with project 3 gives 164.
+TEST(EvalJudge, MipAnswerIsNotJudgedByOneSolversWrongOptimum) {
+    const std::string lp =
+        "Maximize\n obj: 22 x_1 + 45 x_2 + 7 x_3 + 72 x_4 + 39 x_5 + 81 x_6 + 27 x_7 + 37 x_8\nSubject To\n"
+        " budget_1: 29 x_1 + 7 x_2 + 10 x_3 + 39 x_4 + 28 x_5 + 39 x_6 + 29 x_7 + 15 x_8 <= 94\n"
+        " budget_2: 13 x_1 + 24 x_2 + 16 x_4 + 14 x_5 + 40 x_6 + 10 x_7 + 17 x_8 <= 71\n"
+        " budget_3: 14 x_2 + 36 x_4 + 12 x_5 + 39 x_6 + 20 x_7 + 8 x_8 <= 59\n required_1: x_3 >= 1\n"
+        "Binary\n x_1 x_2 x_3 x_4 x_5 x_6 x_7 x_8\nEnd\n";
+    const double value[] = {22, 45, 7, 72, 39, 81, 27, 37};
+    const double use[3][8] = {
+        {29, 7, 10, 39, 28, 39, 29, 15}, {13, 24, 0, 16, 14, 40, 10, 17}, {0, 14, 0, 36, 12, 39, 20, 8}};
+    const double cap[] = {94, 71, 59};
+    double best = -1;
+    for (int s = 0; s < 256; s++) {
+        if (!(s & 4)) continue;
+        bool fits = true;
+        double v = 0;
+        for (int i = 0; i < 3; i++) {
+            double used = 0;
+            for (int j = 0; j < 8; j++) used += (s >> j & 1) * use[i][j];
+            fits = fits && used <= cap[i];
+        }
+        for (int j = 0; j < 8; j++) v += (s >> j & 1) * value[j];
+        if (fits) best = std::max(best, v);
+    }
+    ASSERT_EQ(best, 164);
+    const ojson rep = execute_model_request({{"op", "solve"}, {"format", "lp"}, {"text", lp}, {"time_limit", 10.0}});
+    ASSERT_EQ(rep["status"], "optimal") << rep.dump();
+    EXPECT_DOUBLE_EQ(rep["objective"].get<double>(), best) << rep.dump();
+}
+
 // A reference without an optimum (infeasible, as many real Bench4Opt-ORGEval references are) still gets a coefficient
 // mutant, which the structure judge must reject.
 TEST(EvalOracle, CoefMutantOfAModelWithoutOptimum) {

@@ -267,3 +267,32 @@ TEST(OptmodelSolve, GlpkMipSurvivesItsPresolverStopping) {
     EXPECT_DOUBLE_EQ(g.objective, best);
     EXPECT_DOUBLE_EQ(solve_coin(m).objective, best);
 }
+
+// solve_checked keeps what both solvers agree on, takes a checked better point over a claimed optimum, and a checked
+// optimum over a claimed infeasibility; a model both call infeasible stays infeasible.
+TEST(OptmodelSolve, CheckedSolveTakesTheBetterCheckedPoint) {
+    model m = read_lp_text(
+        "Maximize\n obj: 22 x_1 + 45 x_2 + 7 x_3 + 72 x_4 + 39 x_5 + 81 x_6 + 27 x_7 + 37 x_8\nSubject To\n"
+        " budget_1: 29 x_1 + 7 x_2 + 10 x_3 + 39 x_4 + 28 x_5 + 39 x_6 + 29 x_7 + 15 x_8 <= 94\n"
+        " budget_2: 13 x_1 + 24 x_2 + 16 x_4 + 14 x_5 + 40 x_6 + 10 x_7 + 17 x_8 <= 71\n"
+        " budget_3: 14 x_2 + 36 x_4 + 12 x_5 + 39 x_6 + 20 x_7 + 8 x_8 <= 59\n required_1: x_3 >= 1\n"
+        "Binary\n x_1 x_2 x_3 x_4 x_5 x_6 x_7 x_8\nEnd\n",
+        "capital_budgeting.lp");
+    const solve_result r = solve_checked(m);
+    ASSERT_EQ(r.status, solve_status::optimal) << r.message;
+    EXPECT_DOUBLE_EQ(r.objective, 164);  // enumeration: projects 3, 5, 6 and 8
+    EXPECT_TRUE(solution_checks_out(m, r.x));
+    const solve_result c = solve_coin(m);
+    if (c.objective != 164) {  // Debian's Cbc 2.10: 161 "proven optimal"
+        EXPECT_EQ(r.fallback_from, "cbc");
+        EXPECT_NE(r.message.find(fmt::format("its optimum {}", c.objective)), std::string::npos) << r.message;
+    }
+    model infeasible =
+        read_lp_text("Maximize\n obj: x + y\nSubject To\n a: x + y >= 3\nBinary\n x y\nEnd\n", "infeasible.lp");
+    EXPECT_EQ(solve_checked(infeasible).status, solve_status::infeasible);
+    model lp = read_lp_text("Minimize\n obj: x + y\nSubject To\n a: x + 2 y >= 4\nEnd\n", "lp.lp");
+    const solve_result l = solve_checked(lp);
+    ASSERT_EQ(l.status, solve_status::optimal);
+    EXPECT_DOUBLE_EQ(l.objective, 2);
+    EXPECT_EQ(l.solver, "clp");
+}

@@ -40,23 +40,13 @@ model read_model_text(const std::string& kind, const std::string& text) {
     throw_error(fmt::format("unknown model format '{}'", kind));
 }
 
-// COIN first (GLPK when COIN fails); solver "glpk": GLPK only (the retry after a solver crash).
+// The answer's model solved as solve_checked does (a MILP's optimum confirmed by Cbc and GLPK); solver "glpk":
+// GLPK only (the retry after a solver crash).
 solve_result solve_any(const model& m, double time_limit, const std::string& solver = "") {
     solve_options so;
     so.time_limit_s = time_limit;
     if (solver == "glpk") return solve_glpk(m, so);
-    solve_result r;
-    try {
-        r = solve_coin(m, so);
-    } catch (const std::exception& e) {
-        r.status = solve_status::error;
-        r.message = e.what();
-    }
-    if (r.status == solve_status::error) {
-        solve_result g = solve_glpk(m, so);
-        if (g.status != solve_status::error) return g;
-    }
-    return r;
+    return solve_checked(m, so);
 }
 
 // The solution of an optimal solve, by the model's column and row names (duals and reduced costs for LPs).
@@ -122,6 +112,7 @@ ojson execute_model_request(const ojson& req) {
             const solve_result r = solve_any(m, req.value("time_limit", 30.0), req.value("solver", ""));
             rep["status"] = outcome_status(r.status);
             rep["solver"] = r.solver;
+            if (!r.fallback_from.empty()) rep["detail"] = r.message;  // the other solver's claim it refuted
             if (r.status == solve_status::optimal) rep["objective"] = r.objective;
             if (r.status == solve_status::time_limit) rep["detail"] = "solver time limit";
             if (r.status == solve_status::error) rep["detail"] = "solver error: " + r.message;

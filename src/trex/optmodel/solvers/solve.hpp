@@ -77,4 +77,16 @@ solver_bounds solver_bounds_of(const model& m);
 solve_result solve_coin(const model& m, const solve_options& opt = {});
 solve_result solve_glpk(const model& m, const solve_options& opt = {});
 
+// Whether x meets every bound and row of m within 1e-6 + 1e-9·(the row's Σ|a_ij x_j|) (the bound's |x_j|).
+bool solution_checks_out(const model& m, const std::vector<double>& x);
+
+// A solve whose optimum is not one solver's word (the eval judge's): an LP by solve_coin (GLPK when COIN fails); a
+// MILP by Cbc and GLPK both, because Cbc has called a wrong point "proven optimal" — its knapsack-cover and Gomory
+// cuts after preprocessing cut off the true optimum (coin-or/Cgl#32, coin-or/Cbc#82; here an 8-binary capital
+// budgeting model: Cbc 161, enumeration and GLPK 164). A solver's point that checks out (solution_checks_out) and is
+// better than the other's claimed optimum refutes that claim, and is the answer; a checked optimum also refutes
+// the other solver's "infeasible" or stands in for its time limit or error. The result then names the solver that
+// found it, fallback_from the one refuted, and message says what was refuted. Each solver gets the whole limit.
+solve_result solve_checked(const model& m, const solve_options& opt = {});
+
 }  // namespace trex::optmodel

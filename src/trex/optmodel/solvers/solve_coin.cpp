@@ -158,7 +158,8 @@ solve_result solve_cbc(const model& m, const solver_bounds& b, double seconds, d
     return r;
 }
 
-// Whether x meets every bound and row of m within 1e-6 + 1e-9·(the row's Σ|a_ij x_j|) (the bound's |x_j|).
+}  // namespace
+
 bool solution_checks_out(const model& m, const std::vector<double>& x) {
     if (x.size() != m.vars.size()) return false;
     for (size_t j = 0; j < m.vars.size(); j++) {
@@ -177,6 +178,8 @@ bool solution_checks_out(const model& m, const std::vector<double>& x) {
     }
     return true;
 }
+
+namespace {
 
 // Whether objective a is at least as good as b in m's sense (within 1e-9 relative).
 bool no_worse(const model& m, double a, double b) {
