@@ -172,6 +172,12 @@ void register_bench_serve(CLI::App* bench) {
     g->add_option("--max-tokens", a->opt.max_tokens, "tokens per request")
         ->check(CLI::Range(1, 1 << 20))
         ->capture_default_str();
+    g->add_option("--prefill-chunk", a->opt.prefill_chunk, "the server's prompt tokens per prefill chunk")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    g->add_flag(
+        "--separate-prefill", [a](int64_t) { a->opt.interleave_prefill = false; },
+        "the server prefills admitted prompts before a decoding step (default: inside it)");
     g->add_flag("--json", a->json, "print one JSON object");
     g->callback([a]() {
         a->opt.concurrency.clear();

@@ -2,7 +2,7 @@
 //
 //   trex serve --checkpoint DIR [--config F] [--tokenizer F] [--host 127.0.0.1] [--port 8000] [--api-key-env VAR]
 //              [--model-name NAME] [--max-batch N] [--max-kv-mb M] [--max-context N] [--chat-mode]
-//              [--speculative mtp] [--shutdown-deadline S]
+//              [--prefill-chunk N] [--separate-prefill] [--speculative mtp] [--shutdown-deadline S]
 //
 // The tokenizer defaults to DIR/tokenizer.json; the server binds loopback unless told otherwise; with --api-key-env
 // the variable's value is the Bearer key every request must carry. "serve: listening on http://HOST:PORT" goes to
@@ -108,6 +108,13 @@ void register_serve(CLI::App& app) {
     s->add_option("--max-context", o->server.max_context, "prompt + generated tokens")
         ->check(CLI::Range(2, 1 << 24))
         ->capture_default_str();
+    s->add_option("--prefill-chunk", o->server.prefill_chunk,
+                  "prompt tokens per prefill chunk (interleaved: the most a step adds to the decoding batch)")
+        ->check(CLI::Range(1, 1 << 20))
+        ->capture_default_str();
+    s->add_flag(
+        "--separate-prefill", [o](int64_t) { o->server.interleave_prefill = false; },
+        "prefill admitted prompts before a decoding step (default: inside it, a chunk at a time)");
     s->add_flag("--chat-mode", o->chat_mode, "DeepSeek-V4 chat mode (default: thinking mode)");
     s->add_option("--speculative", o->speculative, "mtp: MTP speculative decoding")->check(CLI::IsMember({"mtp"}));
     s->add_option("--shutdown-deadline", o->server.shutdown_deadline_s,

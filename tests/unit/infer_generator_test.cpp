@@ -112,6 +112,59 @@ TEST(InferGenerator, ARequestsTokensDoNotDependOnItsBatch) {
     for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(again[i].tokens, together[i].tokens);
 }
 
+// Interleaved prefill (the server's mode): the same tokens as admission-time prefill, and a long prompt admitted
+// while another request decodes costs that stream one chunk per step, not a stall: the running request gets a token
+// at every step while the new prompt goes through in chunks of 8, and the new request's first token comes with the
+// step that feeds its last chunk.
+TEST(InferGenerator, InterleavedPrefillKeepsTheTokensAndTheStreamsMoving) {
+    fixture f;
+    std::vector<generation_request> qs;
+    for (int i = 0; i < 6; i++) {
+        generation_request q;
+        q.prompt = prompt_of(3 + 9 * i, i);
+        q.max_tokens = 10 + 3 * i;
+        q.sampling.temperature = i % 2 ? 0.8 : 0.0;
+        q.sampling.seed = 100 + (uint64_t)i;
+        qs.push_back(q);
+    }
+    generator_options mixed;
+    mixed.max_batch = 4;
+    mixed.prefill_chunk = 8;
+    mixed.interleave_prefill = true;
+    generator g(f.model, mixed);
+    const auto together = g.run(qs);
+    int64_t prompt_tokens = 0, output_tokens = 0;
+    generator_options alone;
+    alone.max_batch = 1;
+    alone.prefill_chunk = 8;
+    for (size_t i = 0; i < qs.size(); i++) {
+        EXPECT_EQ(together[i].tokens, generator(f.model, alone).run({qs[i]})[0].tokens) << "request " << i;
+        prompt_tokens += (int64_t)qs[i].prompt.size();
+        output_tokens += (int64_t)together[i].tokens.size();
+    }
+    EXPECT_EQ(g.stats().prefill_tokens, prompt_tokens);
+    EXPECT_EQ(g.stats().decode_tokens, output_tokens - (int64_t)qs.size());  // first tokens come from prefill
+
+    generator s(f.model, mixed);
+    std::vector<int64_t> got(2, 0);
+    auto count = [&](size_t t, const auto&) { got[t]++; };
+    generation_request a;
+    a.prompt = prompt_of(5, 7);
+    a.max_tokens = 30;
+    s.submit(a, count);
+    ASSERT_TRUE(s.step());
+    ASSERT_EQ(got[0], 1);  // a's prompt in one chunk, its first token
+    generation_request b;
+    b.prompt = prompt_of(40, 8);  // five chunks of 8
+    b.max_tokens = 4;
+    s.submit(b, count);
+    for (int k = 1; k <= 5; k++) {
+        ASSERT_TRUE(s.step());
+        EXPECT_EQ(got[0], 1 + k) << "step " << k;
+        EXPECT_EQ(got[1], k == 5 ? 1 : 0) << "step " << k;
+    }
+}
+
 TEST(InferGenerator, StopIdsStringsLengthAndContext) {
     fixture f;
     generation_request q;

@@ -144,6 +144,8 @@ bench_serve_result run_bench_serve(dsv4_model& model, const eval::text_codec& co
     so.max_batch = *std::max_element(opt.concurrency.begin(), opt.concurrency.end());
     so.max_context = opt.prompt_len + opt.max_tokens + 64;
     so.http_threads = (int)so.max_batch + 8;
+    so.interleave_prefill = opt.interleave_prefill;
+    so.prefill_chunk = opt.prefill_chunk;
     serve::server srv(model, codec, so);
     srv.bind();
     std::mt19937_64 rng(opt.seed);
@@ -151,6 +153,7 @@ bench_serve_result run_bench_serve(dsv4_model& model, const eval::text_codec& co
     for (int64_t i = 0; i < opt.prompt_len; i++) prompt += (char)('a' + (int)(rng() % 26));
     bench_serve_result r;
     r.model_name = model_name;
+    r.prefill = opt.interleave_prefill ? "interleaved" : "separate";
     // the clients on their own thread; the server's engine on this one (server::run)
     std::exception_ptr failure;
     std::thread clients([&] {
@@ -193,6 +196,7 @@ nlohmann::json bench_serve_json(const bench_serve_result& r) {
                           {"ttft_p99_s", lv.ttft_p99},
                           {"itl_p50_s", lv.itl_p50},
                           {"itl_p99_s", lv.itl_p99}});
+    j["prefill"] = r.prefill;
     j["levels"] = levels;
     j["decode_scaling"] = r.decode_scaling;
     j["itl_p99_ratio_8_vs_1"] = r.itl_p99_ratio_8;
@@ -200,7 +204,8 @@ nlohmann::json bench_serve_json(const bench_serve_result& r) {
 }
 
 std::string format_bench_serve(const bench_serve_result& r) {
-    std::string s = fmt::format("bench serve: {} (loopback, streaming /v1/completions)\n", r.model_name);
+    std::string s =
+        fmt::format("bench serve: {} (loopback, streaming /v1/completions, prefill {})\n", r.model_name, r.prefill);
     s += fmt::format("  {:>11} {:>8} {:>6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "concurrency", "requests",
                      "errors", "req/s", "decode tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99");
     for (const serve_level& lv : r.levels)

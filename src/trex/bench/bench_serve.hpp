@@ -17,6 +17,7 @@
 
 #include "trex/eval/backend.hpp"
 #include "trex/model/model.hpp"
+#include "trex/serve/server.hpp"
 
 namespace trex::bench {
 
@@ -26,6 +27,8 @@ struct bench_serve_options {
     int64_t prompt_len = 64;  // bytes of prompt text
     int64_t max_tokens = 32;  // per request (the end of sequence ignored)
     uint64_t seed = 1;
+    int64_t prefill_chunk = serve::server_options{}.prefill_chunk;  // prompt tokens per prefill chunk
+    bool interleave_prefill = true;  // the server's prefill inside its decoding steps (false: before them)
 };
 
 struct serve_level {
@@ -37,6 +40,7 @@ struct serve_level {
 
 struct bench_serve_result {
     std::string model_name;
+    std::string prefill;  // "interleaved" | "separate" (bench_serve_options::interleave_prefill)
     std::vector<serve_level> levels;
     double decode_scaling = 0;   // decode tokens/s at the highest concurrency ÷ at the lowest
     double itl_p99_ratio_8 = 0;  // p99 inter-token latency at concurrency 8 ÷ at 1 (0 when either is not run)

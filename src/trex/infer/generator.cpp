@@ -35,7 +35,9 @@ struct generator::running {
     int32_t next = -1;              // the chosen token, fed at the next step
     int32_t drafted = -1;           // speculative: the MTP module's guess of the token after `next`
     std::vector<float> tail_state;  // speculative: the final state of the last position fed (its MTP input)
+    size_t fed = 0;                 // prompt tokens through the decoder (interleaved prefill)
     bool done = false;
+    bool prefilling() const { return fed < q.prompt.size(); }
 };
 
 generator::generator(dsv4_model& model, generator_options opt) : model_(model), opt_(std::move(opt)) {
@@ -96,6 +98,13 @@ std::vector<std::pair<size_t, generation_result>> generator::take_finished() {
     return std::exchange(finished_, {});
 }
 
+// A request joins the batch with an empty cache; plain_step feeds its prompt (interleaved prefill).
+void generator::start(running& r) {
+    r.cache = sequence_cache::for_model(model_.config(), false);
+    r.rng = token_rng(r.q.sampling.seed);
+    r.res.prompt_tokens = (int64_t)r.q.prompt.size();
+}
+
 // The prompt through the decoder in chunks; its last logits choose the first token.
 void generator::admit(running& r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -124,6 +133,7 @@ void generator::admit(running& r) {
         }
         r.tail_state.assign(states.end() - nd, states.end());
     }
+    r.fed = prompt.size();
     stats_.prefill_tokens += (int64_t)prompt.size();
     stats_.prefill_seconds += seconds_since(t0);
     if (accept(r, sample_token(logits.data(), model_.config().vocab_size, r.q.sampling, r.rng)) || !opt_.speculative)
@@ -209,6 +219,11 @@ bool generator::step() {
     while ((int64_t)active_.size() < opt_.max_batch && !queued_.empty()) {
         running r = std::move(queued_.front());
         queued_.erase(queued_.begin());
+        if (opt_.interleave_prefill && !opt_.speculative) {
+            start(r);
+            active_.push_back(std::move(r));
+            continue;
+        }
         admit(r);
         if (r.done)
             finish(r);
@@ -229,22 +244,44 @@ bool generator::step() {
     return true;
 }
 
-// One token of every running sequence, in one batch.
+// One token of every running sequence and, interleaved, prompt chunks of the sequences still prefilling: the first
+// such chunk always, further ones while they fit in prefill_chunk tokens. A sequence whose prompt is through chooses
+// its first token from the chunk's last logits.
 void generator::plain_step() {
     const int64_t V = model_.config().vocab_size;
+    std::vector<running*> fed;
     std::vector<sequence_cache*> seqs;
     std::vector<int32_t> ids;
+    std::vector<int64_t> counts;
+    int64_t budget = opt_.prefill_chunk;
+    bool prefilled = false;
     for (running& r : active_) {
+        int64_t n = 1;
+        if (r.prefilling()) {
+            n = std::min<int64_t>(opt_.prefill_chunk, (int64_t)(r.q.prompt.size() - r.fed));
+            if (prefilled && n > budget) continue;
+            budget -= n;
+            prefilled = true;
+            ids.insert(ids.end(), r.q.prompt.begin() + (int64_t)r.fed, r.q.prompt.begin() + (int64_t)r.fed + n);
+        } else {
+            ids.push_back(r.next);
+        }
+        fed.push_back(&r);
         seqs.push_back(&r.cache);
-        ids.push_back(r.next);
+        counts.push_back(n);
     }
-    const std::vector<int64_t> counts(active_.size(), 1);
     model_.decode(seqs, ids, counts, logits_, false);
-    for (size_t b = 0; b < active_.size(); b++) {
-        running& r = active_[b];
+    for (size_t b = 0; b < fed.size(); b++) {
+        running& r = *fed[b];
+        if (r.prefilling()) {
+            r.fed += (size_t)counts[b];
+            stats_.prefill_tokens += counts[b];
+            if (r.prefilling()) continue;
+        } else {
+            stats_.decode_tokens++;
+        }
         accept(r, sample_token(logits_.data() + (int64_t)b * V, V, r.q.sampling, r.rng));
     }
-    stats_.decode_tokens += (int64_t)active_.size();
 }
 
 // Every running sequence fed its chosen token and its draft in one batch; each draft verified against the main

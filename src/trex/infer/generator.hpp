@@ -44,8 +44,15 @@ struct generation_result {
 };
 
 struct generator_options {
-    int64_t max_batch = 8;                                            // sequences advanced together per decoding step
-    int64_t prefill_chunk = 512;                                      // prompt tokens per prefill call
+    int64_t max_batch = 8;        // sequences advanced together per decoding step
+    int64_t prefill_chunk = 512;  // prompt tokens per prefill call
+    // Prompts prefilled inside the decoding steps (plain decoding; the server's choice): an admitted request's prompt
+    // goes through in chunks of prefill_chunk, each in the same decode call as the running sequences' next tokens, at
+    // most prefill_chunk prompt tokens per step beyond the first chunk (so a long prompt delays each stream by one
+    // chunk's work per step, not by its whole prefill). The chunk boundaries are those of a separate prefill. Off:
+    // admission prefills whole prompts before the step (stats then time prefill and decoding apart; interleaved, a
+    // mixed step's time is decode time).
+    bool interleave_prefill = false;
     int64_t max_context = 4096;                                       // prompt + output tokens of one sequence
     std::function<std::string(std::span<const int32_t>)> detokenize;  // text of tokens (stop strings, result text)
     // MTP speculative decoding: each step feeds the chosen token and the MTP module's draft of the next one, verifies
@@ -92,6 +99,7 @@ class generator {
    private:
     struct running;
     void admit(running& r);
+    void start(running& r);
     bool accept(running& r, const token_choice& c);
     void finish(running& r);
     void plain_step();

@@ -150,6 +150,7 @@ struct server::impl {
         g.max_batch = o.max_batch;
         g.max_context = o.max_context;
         g.prefill_chunk = o.prefill_chunk;
+        g.interleave_prefill = o.interleave_prefill;
         g.speculative = o.speculative && m.config().has_mtp();
         g.detokenize = [&c](std::span<const int32_t> ids) { return c.decode({ids.begin(), ids.end()}); };
         return g;

@@ -35,9 +35,10 @@ struct server_options {
     int64_t max_batch = 8;
     double max_kv_mb = 0;  // 0: no cache-memory admission limit
     int64_t max_context = 4096;
-    int64_t prefill_chunk = 512;
-    bool thinking = true;      // DeepSeek-V4 thinking mode (else chat mode)
-    bool speculative = false;  // MTP speculative decoding
+    int64_t prefill_chunk = 64;      // interleaved: the most prompt tokens a decoding step adds (docs/inference.md)
+    bool interleave_prefill = true;  // prompts prefilled inside the decoding steps (generator_options)
+    bool thinking = true;            // DeepSeek-V4 thinking mode (else chat mode)
+    bool speculative = false;        // MTP speculative decoding
     double shutdown_deadline_s = 30;
     int http_threads = 96;  // concurrent connections served
 };
