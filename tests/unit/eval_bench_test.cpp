@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,6 +16,7 @@
 #include "support/test_support.hpp"
 #include "trex/base/error.hpp"
 #include "trex/base/files.hpp"
+#include "trex/base/timer.hpp"
 #include "trex/eval/backend.hpp"
 #include "trex/eval/run.hpp"
 #include "trex/io/checkpoint.hpp"
@@ -354,6 +356,42 @@ TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
     const gen_result e = b->generate(big);
     EXPECT_FALSE(e.ok);
     EXPECT_NE(e.error.find("context"), std::string::npos) << e.error;
+}
+
+// With a driver attached (the run's main thread, as trex eval run does), the callers only queue and wait and the
+// driving thread runs every step: the same answers as the items run alone.
+TEST(EvalLocalBackend, AnAttachedDriverRunsTheStepsAndTheAnswersStayTheSame) {
+    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
+    trex::dsv4_model m(cfg);
+    m.params().init(5, 0.08);
+    auto codec = make_byte_codec(0);
+    auto self_driven = make_local_backend(m, *codec, 96, "micro", 4);
+    auto driven = make_local_backend(m, *codec, 96, "micro", 4);
+    ASSERT_TRUE(driven->attach_driver());
+    std::vector<gen_request> rqs;
+    for (int i = 0; i < 5; i++) {
+        gen_request rq;
+        rq.item_id = "item-" + std::to_string(i);
+        rq.messages = {{"user", std::string(2 + 5 * i, (char)('k' + i)) + "?"}};
+        rq.params.temperature = i % 2 ? 0.7 : 0.0;
+        rq.params.max_tokens = 6 + 2 * i;
+        rqs.push_back(rq);
+    }
+    std::vector<gen_result> together(rqs.size());
+    std::atomic<int> finished{0};
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < rqs.size(); i++)
+        threads.emplace_back([&, i] {
+            together[i] = driven->generate(rqs[i]);
+            finished++;
+        });
+    const double t0 = trex::now_seconds();
+    while (finished.load() < (int)rqs.size() && trex::now_seconds() - t0 < 60) driven->drive(0.05);
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < rqs.size(); i++) {
+        ASSERT_TRUE(together[i].ok) << together[i].error;
+        EXPECT_EQ(together[i].completions, self_driven->generate(rqs[i]).completions) << "item " << i;
+    }
 }
 
 TEST(EvalLocalBackend, CheckpointAndTokenizerThroughTheCli) {

@@ -405,6 +405,24 @@ class local_backend : public backend {
         return res;
     }
 
+    bool attach_driver() override {
+        std::lock_guard<std::mutex> lock(mu_);
+        external_ = true;
+        return true;
+    }
+
+    void drive(double seconds) override {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        std::unique_lock<std::mutex> lock(mu_);
+        while (std::chrono::steady_clock::now() < until) {
+            if (inbox_.empty() && gen_.idle()) {
+                work_cv_.wait_until(lock, until);
+                continue;
+            }
+            step_once(lock);
+        }
+    }
+
    private:
     static infer::generator_options options(const text_codec& c, int max_context) {
         infer::generator_options o;
@@ -413,7 +431,7 @@ class local_backend : public backend {
         return o;
     }
 
-    // Queues the samples, then drives or waits until every one of them is finished.
+    // Queues the samples, then drives (no attached driver) or waits until every one of them is finished.
     std::vector<infer::generation_result> run(std::vector<infer::generation_request>& samples) {
         std::unique_lock<std::mutex> lock(mu_);
         std::vector<size_t> mine;
@@ -421,34 +439,17 @@ class local_backend : public backend {
             mine.push_back(next_ticket_++);
             inbox_.emplace_back(mine.back(), std::move(q));
         }
+        if (external_) work_cv_.notify_one();
         auto all_done = [&] {
             return std::all_of(mine.begin(), mine.end(), [&](size_t t) { return done_.count(t) > 0; });
         };
         while (!all_done()) {
-            if (driving_) {
+            if (!failure_.empty()) throw_error(failure_);
+            if (external_ || driving_) {
                 cv_.wait(lock);
                 continue;
             }
-            driving_ = true;
-            auto in = std::exchange(inbox_, {});
-            lock.unlock();
-            std::vector<std::pair<size_t, infer::generation_result>> finished;
-            std::exception_ptr failure;
-            try {
-                for (auto& [ticket, q] : in) ticket_of_[gen_.submit(std::move(q))] = ticket;
-                gen_.step();
-                finished = gen_.take_finished();
-            } catch (...) {
-                failure = std::current_exception();
-            }
-            lock.lock();
-            driving_ = false;
-            for (auto& [t, r] : finished) {
-                done_[ticket_of_.at(t)] = std::move(r);
-                ticket_of_.erase(t);
-            }
-            cv_.notify_all();
-            if (failure) std::rethrow_exception(failure);
+            step_once(lock);
         }
         std::vector<infer::generation_result> out;
         for (size_t t : mine) {
@@ -458,13 +459,41 @@ class local_backend : public backend {
         return out;
     }
 
+    // One decoding step outside the lock (held on entry and exit): the queued samples in, the finished ones out. A
+    // failing step fails every sample waiting now and later (the generator's state is unknown after it).
+    void step_once(std::unique_lock<std::mutex>& lock) {
+        driving_ = true;
+        auto in = std::exchange(inbox_, {});
+        lock.unlock();
+        std::vector<std::pair<size_t, infer::generation_result>> finished;
+        std::string failure;
+        try {
+            for (auto& [ticket, q] : in) ticket_of_[gen_.submit(std::move(q))] = ticket;
+            gen_.step();
+            finished = gen_.take_finished();
+        } catch (const std::exception& e) {
+            failure = e.what();
+        }
+        lock.lock();
+        driving_ = false;
+        for (auto& [t, r] : finished) {
+            done_[ticket_of_.at(t)] = std::move(r);
+            ticket_of_.erase(t);
+        }
+        if (!failure.empty()) failure_ = "local generation failed: " + failure;
+        cv_.notify_all();
+    }
+
     const text_codec& c_;
     std::string ident_;
     int max_batch_;
     infer::generator gen_;  // touched only by the driving caller
     std::mutex mu_;
-    std::condition_variable cv_;
+    std::condition_variable cv_;       // a step finished
+    std::condition_variable work_cv_;  // samples queued (for an attached driver)
     bool driving_ = false;
+    bool external_ = false;  // attach_driver(): drive() runs the steps
+    std::string failure_;    // a step failed: every waiting sample fails with it
     size_t next_ticket_ = 0;
     std::vector<std::pair<size_t, infer::generation_request>> inbox_;
     std::map<size_t, size_t> ticket_of_;  // generator ticket → backend ticket
@@ -480,6 +509,8 @@ class owning_local_backend : public backend {
     std::string identity() const override { return inner_.identity(); }
     int concurrency() const override { return inner_.concurrency(); }
     gen_result generate(const gen_request& r) override { return inner_.generate(r); }
+    bool attach_driver() override { return inner_.attach_driver(); }
+    void drive(double seconds) override { inner_.drive(seconds); }
 
    private:
     std::unique_ptr<dsv4_model> m_;

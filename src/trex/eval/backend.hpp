@@ -57,6 +57,13 @@ class backend {
     virtual gen_result generate(const gen_request& req) = 0;  // thread-safe
     virtual int concurrency() const { return 1; }
     virtual bool cacheable() const { return true; }  // replay: no (its file is the cache)
+    // A backend that computes in this process (local) can run its engine on one chosen thread — the run's main thread,
+    // which loaded the model — instead of on whichever caller of generate() finds it free: libgomp then keeps one
+    // thread team, not one per caller that sleeps between the steps another caller drove (docs/eval.md). Called
+    // before generate() is first called; true: from then on generate() queues and waits, and drive() runs the steps.
+    virtual bool attach_driver() { return false; }
+    // Decoding steps on this thread for up to `seconds` (waiting for work when there is none).
+    virtual void drive(double seconds) { (void)seconds; }
 };
 
 struct openai_options {

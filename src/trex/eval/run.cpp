@@ -532,7 +532,8 @@ struct eval_work {
     }
 
     // Until every sample is judged (with a progress line); then every thread is joined.
-    void wait(const run_result& res) {
+    // driving: the backend's engine runs on this thread (backend::attach_driver), between progress updates.
+    void wait(const run_result& res, bool driving) {
         progress bar(total, "answers");
         // closes the judges' queue when every generator is done (or at a stop)
         std::thread closer([&] {
@@ -548,7 +549,10 @@ struct eval_work {
             if (opt.progress)
                 bar.update(judged.load(), fmt::format("generated {} cached {} correct {}", generated.load(), res.cached,
                                                       correct.load()));
-            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            if (driving)
+                b.drive(0.2);
+            else
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
         closer.join();  // the judges finish the answer they hold and stop
         for (auto& t : judges) t.join();
@@ -650,9 +654,10 @@ run_result run_eval(const run_options& given, backend& b) {
     work.plan(res);
     res.items = (long)items.size();
     res.samples = work.total;
+    const bool driving = b.attach_driver();  // the engine on this thread, which loaded the model
     work.start_generators();
     work.start_judges();
-    work.wait(res);
+    work.wait(res, driving);
     res.generated = work.generated.load();
     res.backend_errors = work.backend_errors.load();
     res.seconds = now_seconds() - t0;
