@@ -320,14 +320,8 @@ TEST(EvalLocalBackend, GreedyDecodingIsDeterministicAndBounded) {
     EXPECT_LE((long)codec->encode_chat(rq.messages).size() + (long)s1.completions[0].size(), 64);
 }
 
-TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
-    // the runner calls generate from concurrency() threads at once: the answers are those of the items run alone
-    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
-    trex::dsv4_model m(cfg);
-    m.params().init(5, 0.08);
-    auto codec = make_byte_codec(0);
-    auto b = make_local_backend(m, *codec, 96, "micro", 4);
-    EXPECT_EQ(b->concurrency(), 4);
+// Six items of 1 to 16 prompt characters, greedy and sampled in turn, with 1 to 3 samples each.
+static std::vector<gen_request> six_items() {
     std::vector<gen_request> rqs;
     for (int i = 0; i < 6; i++) {
         gen_request rq;
@@ -338,6 +332,18 @@ TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
         rq.n = 1 + i % 3;
         rqs.push_back(rq);
     }
+    return rqs;
+}
+
+TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
+    // the runner calls generate from concurrency() threads at once: the answers are those of the items run alone
+    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
+    trex::dsv4_model m(cfg);
+    m.params().init(5, 0.08);
+    auto codec = make_byte_codec(0);
+    auto b = make_local_backend(m, *codec, 96, "micro", 4);
+    EXPECT_EQ(b->concurrency(), 4);
+    const std::vector<gen_request> rqs = six_items();
     std::vector<gen_result> alone;
     for (const gen_request& rq : rqs) alone.push_back(b->generate(rq));
     std::vector<gen_result> together(rqs.size());
@@ -368,15 +374,7 @@ TEST(EvalLocalBackend, AnAttachedDriverRunsTheStepsAndTheAnswersStayTheSame) {
     auto self_driven = make_local_backend(m, *codec, 96, "micro", 4);
     auto driven = make_local_backend(m, *codec, 96, "micro", 4);
     ASSERT_TRUE(driven->attach_driver());
-    std::vector<gen_request> rqs;
-    for (int i = 0; i < 5; i++) {
-        gen_request rq;
-        rq.item_id = "item-" + std::to_string(i);
-        rq.messages = {{"user", std::string(2 + 5 * i, (char)('k' + i)) + "?"}};
-        rq.params.temperature = i % 2 ? 0.7 : 0.0;
-        rq.params.max_tokens = 6 + 2 * i;
-        rqs.push_back(rq);
-    }
+    const std::vector<gen_request> rqs = six_items();
     std::vector<gen_result> together(rqs.size());
     std::atomic<int> finished{0};
     std::vector<std::thread> threads;

@@ -63,6 +63,22 @@ std::vector<int32_t> prompt_of(int n, int salt) {
     return p;
 }
 
+// Six requests of 3 to 48 prompt tokens, greedy and sampled (top-p 0.9, seeded) in turn, with top-2 log-probabilities.
+std::vector<generation_request> six_requests() {
+    std::vector<generation_request> qs;
+    for (int i = 0; i < 6; i++) {
+        generation_request q;
+        q.prompt = prompt_of(3 + 9 * i, i);
+        q.max_tokens = 10 + 3 * i;
+        q.sampling.temperature = i % 2 ? 0.8 : 0.0;
+        q.sampling.top_p = 0.9;
+        q.sampling.seed = 100 + (uint64_t)i;
+        q.sampling.top_logprobs = 2;
+        qs.push_back(q);
+    }
+    return qs;
+}
+
 TEST(InferGenerator, GreedyEqualsTheFullForwardLoop) {
     fixture f;
     generation_request q;
@@ -82,17 +98,7 @@ TEST(InferGenerator, GreedyEqualsTheFullForwardLoop) {
 
 TEST(InferGenerator, ARequestsTokensDoNotDependOnItsBatch) {
     fixture f;
-    std::vector<generation_request> qs;
-    for (int i = 0; i < 6; i++) {
-        generation_request q;
-        q.prompt = prompt_of(3 + 9 * i, i);
-        q.max_tokens = 10 + 3 * i;
-        q.sampling.temperature = i % 2 ? 0.8 : 0.0;
-        q.sampling.top_p = 0.9;
-        q.sampling.seed = 100 + (uint64_t)i;
-        q.sampling.top_logprobs = 2;
-        qs.push_back(q);
-    }
+    const std::vector<generation_request> qs = six_requests();
     generator_options batched;
     batched.max_batch = 4;  // six requests through four slots: some join as others finish
     std::vector<int64_t> streamed(qs.size(), 0);
@@ -118,15 +124,7 @@ TEST(InferGenerator, ARequestsTokensDoNotDependOnItsBatch) {
 // step that feeds its last chunk.
 TEST(InferGenerator, InterleavedPrefillKeepsTheTokensAndTheStreamsMoving) {
     fixture f;
-    std::vector<generation_request> qs;
-    for (int i = 0; i < 6; i++) {
-        generation_request q;
-        q.prompt = prompt_of(3 + 9 * i, i);
-        q.max_tokens = 10 + 3 * i;
-        q.sampling.temperature = i % 2 ? 0.8 : 0.0;
-        q.sampling.seed = 100 + (uint64_t)i;
-        qs.push_back(q);
-    }
+    const std::vector<generation_request> qs = six_requests();
     generator_options mixed;
     mixed.max_batch = 4;
     mixed.prefill_chunk = 8;
