@@ -1,4 +1,5 @@
 // solve_checked: a MILP's optimum confirmed by a second solver (contract in solve.hpp).
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <string>
@@ -10,6 +11,8 @@
 namespace trex::optmodel {
 
 namespace {
+
+constexpr double kCheckMinSeconds = 5.0;
 
 // Whether objective a is better than b in m's sense by more than 1e-7 relative (solver noise is below that).
 bool strictly_better(const model& m, double a, double b) {
@@ -53,7 +56,12 @@ solve_result solve_checked(const model& m, const solve_options& opt) {
         solve_result g = solve_glpk(m, opt);
         return g.status == solve_status::error ? c : g;
     }
-    solve_result g = solve_glpk(m, opt);
+    // GLPK checks; it is not the main path: at most 10x Cbc's time (at least kCheckMinSeconds), the whole limit when
+    // Cbc failed outright.
+    solve_options go = opt;
+    if (c.status != solve_status::error)
+        go.time_limit_s = std::min(opt.time_limit_s, std::max(kCheckMinSeconds, 10 * c.seconds));
+    solve_result g = solve_glpk(m, go);
     const bool c_ok = checked_optimum(m, c), g_ok = checked_optimum(m, g);
     if (c_ok && g_ok) return strictly_better(m, g.objective, c.objective) ? refute(g, c) : c;
     if (c_ok) return c;
