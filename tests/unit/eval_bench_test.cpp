@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -320,6 +321,13 @@ TEST(EvalLocalBackend, GreedyDecodingIsDeterministicAndBounded) {
     EXPECT_LE((long)codec->encode_chat(rq.messages).size() + (long)s1.completions[0].size(), 64);
 }
 
+// v4-micro with random weights (N(0, 0.08), seed 5) and the byte codec (vocabulary 256): the batching tests' model.
+struct micro_model {
+    trex::dsv4_model m{trex::load_config(source_path("configs/v4-micro.json"))};
+    std::unique_ptr<text_codec> codec = make_byte_codec(0);
+    micro_model() { m.params().init(5, 0.08); }
+};
+
 // Six items of 1 to 16 prompt characters, greedy and sampled in turn, with 1 to 3 samples each.
 static std::vector<gen_request> six_items() {
     std::vector<gen_request> rqs;
@@ -337,11 +345,8 @@ static std::vector<gen_request> six_items() {
 
 TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
     // the runner calls generate from concurrency() threads at once: the answers are those of the items run alone
-    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
-    trex::dsv4_model m(cfg);
-    m.params().init(5, 0.08);
-    auto codec = make_byte_codec(0);
-    auto b = make_local_backend(m, *codec, 96, "micro", 4);
+    micro_model mm;
+    auto b = make_local_backend(mm.m, *mm.codec, 96, "micro", 4);
     EXPECT_EQ(b->concurrency(), 4);
     const std::vector<gen_request> rqs = six_items();
     std::vector<gen_result> alone;
@@ -367,12 +372,9 @@ TEST(EvalLocalBackend, ConcurrentItemsShareOneBatchAndGetTheirOwnAnswers) {
 // With a driver attached (the run's main thread, as trex eval run does), the callers only queue and wait and the
 // driving thread runs every step: the same answers as the items run alone.
 TEST(EvalLocalBackend, AnAttachedDriverRunsTheStepsAndTheAnswersStayTheSame) {
-    auto cfg = trex::load_config(source_path("configs/v4-micro.json"));
-    trex::dsv4_model m(cfg);
-    m.params().init(5, 0.08);
-    auto codec = make_byte_codec(0);
-    auto self_driven = make_local_backend(m, *codec, 96, "micro", 4);
-    auto driven = make_local_backend(m, *codec, 96, "micro", 4);
+    micro_model mm;
+    auto self_driven = make_local_backend(mm.m, *mm.codec, 96, "micro", 4);
+    auto driven = make_local_backend(mm.m, *mm.codec, 96, "micro", 4);
     ASSERT_TRUE(driven->attach_driver());
     const std::vector<gen_request> rqs = six_items();
     std::vector<gen_result> together(rqs.size());
