@@ -4,6 +4,8 @@
 // max_tokens and the context limit end requests as documented; bad requests are errors before anything runs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -228,6 +230,65 @@ TEST(InferGenerator, SpeculativeGreedyEqualsPlainGreedyWithMtpDrafts) {
     for (size_t i = 0; i < qs.size(); i++) EXPECT_EQ(got[i].tokens, want[i].tokens) << "request " << i;
     EXPECT_GT(g.stats().drafted, 0);
     RecordProperty("mtp_acceptance", std::to_string(g.stats().acceptance()));
+}
+
+TEST(InferGenerator, SpeculativeWithInterleavedPrefillKeepsTheOutputAndTheDrafts) {
+    // prompts fed in chunks of 8 inside the speculative steps (the server's mode): the greedy output is the plain
+    // one, and every MTP draft is the one made after a separate one-chunk prefill — the MTP module saw every prompt
+    // position, across chunk boundaries, with its state and the token after it
+    fixture f;
+    const auto qs = spec_requests(0.0);
+    const auto want = generator(f.model, generator_options{}).run(qs);
+    struct drafts {
+        std::vector<std::vector<int32_t>> ids;
+        std::vector<std::vector<std::vector<float>>> logits;
+        std::vector<size_t> order;  // the tickets, draft by draft
+    };
+    auto drafts_of = [&](generator_options o) {
+        drafts d;
+        d.ids.resize(qs.size());
+        d.logits.resize(qs.size());
+        o.speculative = true;
+        o.on_draft = [&](size_t t, int32_t x, std::span<const float> lg) {
+            d.ids[t].push_back(x);
+            d.logits[t].emplace_back(lg.begin(), lg.end());
+            d.order.push_back(t);
+        };
+        generator g(f.model, o);
+        const auto got = g.run(qs);
+        int64_t prompt_tokens = 0;
+        for (size_t i = 0; i < qs.size(); i++) {
+            EXPECT_EQ(got[i].tokens, want[i].tokens) << "request " << i;
+            prompt_tokens += (int64_t)qs[i].prompt.size();
+        }
+        EXPECT_EQ(g.stats().prefill_tokens, prompt_tokens);
+        return d;
+    };
+    generator_options separate;  // every prompt in one chunk, alone
+    separate.max_batch = 1;
+    const drafts ref = drafts_of(separate);
+    generator_options mixed;
+    mixed.max_batch = 3;
+    mixed.prefill_chunk = 8;
+    mixed.interleave_prefill = true;
+    const drafts got = drafts_of(mixed);
+    // interleaved for real: request 0 (a 1-token prompt) is speculating while request 2's two chunks go in, so it has
+    // drafted more than once before request 2's first draft (admitted before the step, it would have drafted once)
+    const auto first_of_2 = std::find(got.order.begin(), got.order.end(), size_t{2});
+    EXPECT_GE(std::count(got.order.begin(), first_of_2, size_t{0}), 2);
+    for (size_t i = 0; i < qs.size(); i++) {
+        ASSERT_FALSE(ref.ids[i].empty());
+        EXPECT_EQ(got.ids[i], ref.ids[i]) << "request " << i;
+        ASSERT_EQ(got.logits[i].size(), ref.logits[i].size());
+        for (size_t k = 0; k < ref.logits[i].size(); k++) {
+            double err = 0, scale = 0;
+            for (size_t v = 0; v < ref.logits[i][k].size(); v++) {
+                err = std::max(err, (double)std::fabs(got.logits[i][k][v] - ref.logits[i][k][v]));
+                scale = std::max(scale, (double)std::fabs(ref.logits[i][k][v]));
+            }
+            EXPECT_LE(err, 1e-5 * scale) << "request " << i << ", draft " << k;
+        }
+    }
 }
 
 TEST(InferGenerator, SpeculativeAcceptedAndRejectedDraftsKeepTheGreedyOutput) {

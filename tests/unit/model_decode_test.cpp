@@ -237,6 +237,46 @@ TEST(ModelDecode, MtpOverItsCacheEqualsTheForwardsMtpLogits) {
     }
 }
 
+TEST(ModelDecode, ChosenLogitRowsAreThoseOfEveryRow) {
+    // decode_rows / decode_mtp_rows: each sequence's last rows_wanted[b] rows (0, some, all), in sequence order, are
+    // the all-logits call's rows; a count outside [0, counts[b]] is an error
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t V = cfg.vocab_size;
+    const std::vector<int32_t> ids = random_tokens(8, V, 41);
+    const int64_t counts[] = {3, 1, 4}, wanted[] = {0, 1, 2}, first_row[] = {0, 3, 4};
+    auto fresh = [&] {
+        std::vector<trex::sequence_cache> c;
+        for (int i = 0; i < 3; i++) c.push_back(trex::sequence_cache::for_model(cfg, true));
+        return c;
+    };
+    std::vector<trex::sequence_cache> a = fresh(), b = fresh();
+    std::vector<trex::sequence_cache*> sa{&a[0], &a[1], &a[2]}, sb{&b[0], &b[1], &b[2]};
+    std::vector<float> all, some, states, states_b, mtp_all, mtp_some;
+    m.decode(sa, ids, counts, all, true, &states);
+    m.decode_rows(sb, ids, counts, wanted, some, &states_b);
+    ASSERT_EQ((int64_t)some.size(), 3 * V);
+    EXPECT_EQ(0, std::memcmp(states.data(), states_b.data(), states.size() * sizeof(float)));
+    const std::vector<int32_t> next = random_tokens(8, V, 43);
+    m.decode_mtp(sa, states, next, counts, mtp_all, true);
+    m.decode_mtp_rows(sb, states, next, counts, wanted, mtp_some);
+    ASSERT_EQ((int64_t)mtp_some.size(), 3 * V);
+    int64_t at = 0;
+    for (int b = 0; b < 3; b++)
+        for (int64_t r = counts[b] - wanted[b]; r < counts[b]; r++, at++) {
+            EXPECT_LE(row_error(some.data() + at * V, all.data() + (first_row[b] + r) * V, V), 1e-6) << b << " " << r;
+            EXPECT_LE(row_error(mtp_some.data() + at * V, mtp_all.data() + (first_row[b] + r) * V, V), 1e-6)
+                << b << " " << r;
+        }
+    const int64_t none[] = {0, 0, 0}, too_many[] = {0, 2, 0};
+    std::vector<trex::sequence_cache> c = fresh();
+    std::vector<trex::sequence_cache*> sc{&c[0], &c[1], &c[2]};
+    m.decode_rows(sc, ids, counts, none, some);
+    EXPECT_TRUE(some.empty());
+    EXPECT_THROW(m.decode_rows(sc, ids, counts, too_many, some), trex::error);
+}
+
 TEST(ModelDecode, RewindRestoresTheCacheBitwise) {
     // tokens appended and rewound leave the cache as if they never came: the next tokens decode bitwise as on a
     // cache that never saw them — at every prompt length, so that the two rewound tokens cross the window's wrap and
@@ -256,15 +296,75 @@ TEST(ModelDecode, RewindRestoresTheCacheBitwise) {
         const int64_t np[] = {P};
         m.decode(sa, std::span<const int32_t>(ids.data(), (size_t)P), np, la);
         m.decode(sb, std::span<const int32_t>(ids.data(), (size_t)P), np, lb);
-        const trex::sequence_cache::mark_t mark = a.mark(cfg.n_layers(), 2, cfg.head_dim);
+        const trex::sequence_cache::mark_t mark = a.mark(cfg.n_layers(), 2);
         m.decode(sa, wrong, two, la);
-        a.rewind(mark, cfg.head_dim);
+        a.rewind(mark);
         EXPECT_EQ(a.len, P);
         EXPECT_EQ(a.bytes(), b.bytes()) << "prompt " << P;
         m.decode(sa, right, two, la, true);
         m.decode(sb, right, two, lb, true);
         ASSERT_EQ(la.size(), lb.size());
         EXPECT_EQ(0, std::memcmp(la.data(), lb.data(), la.size() * sizeof(float))) << "prompt " << P;
+    }
+}
+
+TEST(ModelDecode, RewindKeepsTheVerifiedTokenAndCutsTheDraft) {
+    // speculative decoding's rejection: two tokens fed, the second cut (rewind keeping one). The cache holds what the
+    // kept token fed alone leaves: same bytes, and the next logits within the decode tolerance whichever draft was cut
+    // (not bitwise: the routed experts' oneDNN GEMMs may round a row differently when the draft shares its expert). A
+    // mark released after an accepted draft changes nothing, bitwise — at every prompt length across the window's
+    // wrap and the CSA (4) and HCA (8) blocks
+    const trex::model_config cfg = micro();
+    trex::dsv4_model m(cfg);
+    init_model(m);
+    const int64_t V = cfg.vocab_size;
+    const std::vector<int32_t> ids = random_tokens(40, V, 37);
+    const int32_t draft_a[] = {11, 7}, draft_b[] = {11, 9}, alone[] = {11}, next[] = {13, 17};
+    const int64_t one[] = {1}, two[] = {2};
+    for (int64_t P = 1; P <= 30; P++) {
+        std::vector<trex::sequence_cache> c(4, empty_cache(cfg));
+        std::vector<std::vector<float>> l(4);
+        const std::span<const int32_t> prompt(ids.data(), (size_t)P);
+        const int64_t np[] = {P};
+        for (size_t i = 0; i < 4; i++) {
+            trex::sequence_cache* s[] = {&c[i]};
+            m.decode(s, prompt, np, l[i]);
+        }
+        trex::sequence_cache* s0[] = {&c[0]};
+        trex::sequence_cache* s1[] = {&c[1]};
+        trex::sequence_cache* s2[] = {&c[2]};
+        trex::sequence_cache* s3[] = {&c[3]};
+        const trex::sequence_cache::mark_t m0 = c[0].mark(cfg.n_layers(), 2);
+        m.decode(s0, draft_a, two, l[0]);
+        c[0].rewind(m0, 1);
+        const trex::sequence_cache::mark_t m1 = c[1].mark(cfg.n_layers(), 2);
+        m.decode(s1, draft_b, two, l[1]);
+        c[1].rewind(m1, 1);
+        m.decode(s2, alone, one, l[2]);
+        ASSERT_EQ(c[0].len, P + 1);
+        EXPECT_EQ(c[0].bytes(), c[2].bytes()) << "prompt " << P;
+        for (int i = 0; i < 3; i++) {
+            trex::sequence_cache* s[] = {&c[(size_t)i]};
+            m.decode(s, next, two, l[(size_t)i], true);
+        }
+        EXPECT_EQ(c[1].bytes(), c[2].bytes()) << "prompt " << P;
+        for (int i = 0; i < 2; i++)
+            for (int64_t t = 0; t < 2; t++)
+                EXPECT_LE(row_error(l[(size_t)i].data() + t * V, l[2].data() + t * V, V), kTol)
+                    << "prompt " << P << ", draft " << i << ", row " << t;
+        // accepted: marked, two fed, released — bitwise a cache never marked
+        trex::sequence_cache plain = empty_cache(cfg);
+        trex::sequence_cache* sp[] = {&plain};
+        std::vector<float> lp;
+        m.decode(sp, prompt, np, lp);
+        const trex::sequence_cache::mark_t m3 = c[3].mark(cfg.n_layers(), 2);
+        m.decode(s3, draft_a, two, l[3]);
+        c[3].release(m3);
+        m.decode(sp, draft_a, two, lp);
+        EXPECT_EQ(c[3].bytes(), plain.bytes()) << "prompt " << P;
+        m.decode(s3, next, two, l[3], true);
+        m.decode(sp, next, two, lp, true);
+        EXPECT_EQ(0, std::memcmp(l[3].data(), lp.data(), lp.size() * sizeof(float))) << "prompt " << P;
     }
 }
 

@@ -98,78 +98,109 @@ std::vector<std::pair<size_t, generation_result>> generator::take_finished() {
     return std::exchange(finished_, {});
 }
 
-// A request joins the batch with an empty cache; plain_step feeds its prompt (interleaved prefill).
+// The MTP module's work of one step: per sequence, the final states of positions whose next token is known, those
+// tokens, and whether the last one's logits give the sequence's draft (a prompt still prefilling: no).
+struct generator::mtp_batch {
+    std::vector<running*> rs;
+    std::vector<std::vector<float>> states;
+    std::vector<std::vector<int32_t>> next;
+    std::vector<int64_t> drafts;  // 1: draft from the last position, 0: the cache only
+    void add(running* r, std::vector<float> h, std::vector<int32_t> nx, bool draft) {
+        rs.push_back(r);
+        states.push_back(std::move(h));
+        next.push_back(std::move(nx));
+        drafts.push_back(draft ? 1 : 0);
+    }
+};
+
+// A request joins the batch with an empty cache; the steps feed its prompt (interleaved prefill).
 void generator::start(running& r) {
-    r.cache = sequence_cache::for_model(model_.config(), false);
+    r.cache = sequence_cache::for_model(model_.config(), opt_.speculative && !opt_.drafter);
     r.rng = token_rng(r.q.sampling.seed);
     r.res.prompt_tokens = (int64_t)r.q.prompt.size();
 }
 
-// The prompt through the decoder in chunks; its last logits choose the first token.
+// The prompt through the decoder in chunks before the step; its last logits choose the first token.
 void generator::admit(running& r) {
     const auto t0 = std::chrono::steady_clock::now();
+    start(r);
     const std::vector<int32_t>& prompt = r.q.prompt;
-    const int64_t nd = (int64_t)model_.config().hc_mult * model_.config().hidden_size;
-    const bool mtp = opt_.speculative && !opt_.drafter;  // the MTP module drafts
-    r.cache = sequence_cache::for_model(model_.config(), mtp);
-    r.rng = token_rng(r.q.sampling.seed);
-    r.res.prompt_tokens = (int64_t)prompt.size();
-    std::vector<float>& logits = logits_;
     sequence_cache* seq[] = {&r.cache};
-    std::vector<float> states, mtp_logits;
-    for (size_t at = 0; at < prompt.size(); at += (size_t)opt_.prefill_chunk) {
-        const int64_t n = std::min<int64_t>(opt_.prefill_chunk, (int64_t)(prompt.size() - at));
-        const int64_t counts[] = {n};
-        model_.decode(seq, std::span<const int32_t>(prompt.data() + at, (size_t)n), counts, logits, false,
-                      mtp ? &states : nullptr);
-        if (!mtp) continue;
-        // the MTP module over the chunk's positions but its last (whose next token comes with the next chunk)
-        if (!r.tail_state.empty()) states.insert(states.begin(), r.tail_state.begin(), r.tail_state.end());
-        const int64_t first = (int64_t)at - (r.tail_state.empty() ? 0 : 1), known = (int64_t)at + n - 1 - first;
-        if (known > 0) {
-            const int64_t mcounts[] = {known};
-            model_.decode_mtp(seq, std::span<const float>(states.data(), (size_t)(known * nd)),
-                              std::span<const int32_t>(prompt.data() + first + 1, (size_t)known), mcounts, mtp_logits);
-        }
-        r.tail_state.assign(states.end() - nd, states.end());
+    std::vector<float> states;
+    const bool mtp = opt_.speculative && !opt_.drafter;
+    while (r.prefilling()) {
+        const int64_t n = std::min<int64_t>(opt_.prefill_chunk, (int64_t)(prompt.size() - r.fed));
+        const int64_t counts[] = {n}, rows[] = {r.fed + (size_t)n == prompt.size() ? 1 : 0};
+        model_.decode_rows(seq, std::span<const int32_t>(prompt.data() + r.fed, (size_t)n), counts, rows, logits_,
+                           mtp ? &states : nullptr);
+        mtp_batch w;
+        prompt_fed(r, n, states.data(), logits_.data(), w);
+        draft(w);
     }
-    r.fed = prompt.size();
-    stats_.prefill_tokens += (int64_t)prompt.size();
     stats_.prefill_seconds += seconds_since(t0);
-    if (accept(r, sample_token(logits.data(), model_.config().vocab_size, r.q.sampling, r.rng)) || !opt_.speculative)
-        return;
-    std::vector<running*> rs{&r};
-    std::vector<std::vector<float>> st{r.tail_state};
-    std::vector<std::vector<int32_t>> nx{{r.next}};
-    draft(rs, st, nx);
 }
 
-// rs[i]'s MTP positions: states[i] (their final states, one after another) with next[i] (the tokens after them);
-// the last logits of each give rs[i]->drafted, and rs[i]->tail_state is cleared (every fed position has run).
-void generator::draft(std::vector<running*>& rs, std::vector<std::vector<float>>& states,
-                      std::vector<std::vector<int32_t>>& next) {
+void generator::prompt_fed(running& r, int64_t n, const float* states, const float* last_logits, mtp_batch& w) {
+    const std::vector<int32_t>& prompt = r.q.prompt;
+    const int64_t nd = (int64_t)model_.config().hc_mult * model_.config().hidden_size;
+    const int64_t at = (int64_t)r.fed;
+    r.fed += (size_t)n;
+    stats_.prefill_tokens += n;
+    const bool through = !r.prefilling();
+    token_choice first;
+    if (through) {
+        first = sample_token(last_logits, model_.config().vocab_size, r.q.sampling, r.rng);
+        if (accept(r, first)) return;
+    }
+    if (!opt_.speculative) return;
     if (opt_.drafter) {
-        for (running* r : rs) r->drafted = opt_.drafter(r->ticket, r->res.tokens);
+        if (through) w.add(&r, {}, {}, true);
+        return;
+    }
+    // the MTP positions: the previous chunk's last (its state kept in tail_state) and this chunk's, each with the
+    // token after it; a chunk's last waits for the next chunk unless the prompt is through
+    const int64_t from = at - (r.tail_state.empty() ? 0 : 1);
+    std::vector<float> h = std::move(r.tail_state);
+    r.tail_state.clear();
+    h.insert(h.end(), states, states + n * nd);
+    std::vector<int32_t> next(prompt.begin() + from + 1, prompt.begin() + at + n);
+    if (through) {
+        next.push_back(first.id);
+    } else {
+        r.tail_state.assign(h.end() - nd, h.end());
+        h.resize(h.size() - (size_t)nd);
+    }
+    if (!next.empty()) w.add(&r, std::move(h), std::move(next), through);
+}
+
+void generator::draft(mtp_batch& w) {
+    if (w.rs.empty()) return;
+    if (opt_.drafter) {
+        for (size_t i = 0; i < w.rs.size(); i++)
+            if (w.drafts[i]) w.rs[i]->drafted = opt_.drafter(w.rs[i]->ticket, w.rs[i]->res.tokens);
         return;
     }
     std::vector<sequence_cache*> seqs;
     std::vector<float> h;
     std::vector<int32_t> ids;
     std::vector<int64_t> counts;
-    for (size_t i = 0; i < rs.size(); i++) {
-        seqs.push_back(&rs[i]->cache);
-        h.insert(h.end(), states[i].begin(), states[i].end());
-        ids.insert(ids.end(), next[i].begin(), next[i].end());
-        counts.push_back((int64_t)next[i].size());
+    for (size_t i = 0; i < w.rs.size(); i++) {
+        seqs.push_back(&w.rs[i]->cache);
+        h.insert(h.end(), w.states[i].begin(), w.states[i].end());
+        ids.insert(ids.end(), w.next[i].begin(), w.next[i].end());
+        counts.push_back((int64_t)w.next[i].size());
     }
     std::vector<float> logits;
-    model_.decode_mtp(seqs, h, ids, counts, logits);
+    model_.decode_mtp_rows(seqs, h, ids, counts, w.drafts, logits);
     const int64_t V = model_.config().vocab_size;
     sampling_params greedy;
     token_rng unused(0);
-    for (size_t i = 0; i < rs.size(); i++) {
-        rs[i]->drafted = sample_token(logits.data() + (int64_t)i * V, V, greedy, unused).id;
-        rs[i]->tail_state.clear();
+    int64_t row = 0;
+    for (size_t i = 0; i < w.rs.size(); i++) {
+        if (!w.drafts[i]) continue;
+        const std::span<const float> lg(logits.data() + row++ * V, (size_t)V);
+        w.rs[i]->drafted = sample_token(lg.data(), V, greedy, unused).id;
+        if (opt_.on_draft) opt_.on_draft(w.rs[i]->ticket, w.rs[i]->drafted, lg);
     }
 }
 
@@ -219,7 +250,7 @@ bool generator::step() {
     while ((int64_t)active_.size() < opt_.max_batch && !queued_.empty()) {
         running r = std::move(queued_.front());
         queued_.erase(queued_.begin());
-        if (opt_.interleave_prefill && !opt_.speculative) {
+        if (opt_.interleave_prefill) {
             start(r);
             active_.push_back(std::move(r));
             continue;
@@ -244,117 +275,111 @@ bool generator::step() {
     return true;
 }
 
-// One token of every running sequence and, interleaved, prompt chunks of the sequences still prefilling: the first
-// such chunk always, further ones while they fit in prefill_chunk tokens. A sequence whose prompt is through chooses
-// its first token from the chunk's last logits.
-void generator::plain_step() {
-    const int64_t V = model_.config().vocab_size;
+struct generator::step_batch {
     std::vector<running*> fed;
     std::vector<sequence_cache*> seqs;
     std::vector<int32_t> ids;
-    std::vector<int64_t> counts;
+    std::vector<int64_t> counts, rows;          // per sequence: tokens fed, logits rows wanted (its last)
+    std::vector<sequence_cache::mark_t> marks;  // speculative: the running sequences' (a prompt chunk's: empty)
+};
+
+// Every running sequence's chosen token (and, speculating, its draft) and, interleaved, prompt chunks of the
+// sequences still prefilling: the first such chunk always, further ones while they fit in prefill_chunk tokens.
+generator::step_batch generator::gather_step(bool speculative) {
+    const int L = model_.config().n_layers();
+    step_batch s;
     int64_t budget = opt_.prefill_chunk;
     bool prefilled = false;
     for (running& r : active_) {
-        int64_t n = 1;
         if (r.prefilling()) {
-            n = std::min<int64_t>(opt_.prefill_chunk, (int64_t)(r.q.prompt.size() - r.fed));
+            const int64_t left = (int64_t)(r.q.prompt.size() - r.fed), n = std::min<int64_t>(opt_.prefill_chunk, left);
             if (prefilled && n > budget) continue;
             budget -= n;
             prefilled = true;
-            ids.insert(ids.end(), r.q.prompt.begin() + (int64_t)r.fed, r.q.prompt.begin() + (int64_t)r.fed + n);
+            s.ids.insert(s.ids.end(), r.q.prompt.begin() + (int64_t)r.fed, r.q.prompt.begin() + (int64_t)r.fed + n);
+            s.counts.push_back(n);
+            s.rows.push_back(n == left ? 1 : 0);
+            if (speculative) s.marks.emplace_back();
+        } else if (speculative) {
+            s.marks.push_back(r.cache.mark(L, 2));
+            s.ids.push_back(r.next);
+            s.ids.push_back(r.drafted);
+            s.counts.push_back(2);
+            s.rows.push_back(2);
         } else {
-            ids.push_back(r.next);
+            s.ids.push_back(r.next);
+            s.counts.push_back(1);
+            s.rows.push_back(1);
         }
-        fed.push_back(&r);
-        seqs.push_back(&r.cache);
-        counts.push_back(n);
+        s.fed.push_back(&r);
+        s.seqs.push_back(&r.cache);
     }
-    model_.decode(seqs, ids, counts, logits_, false);
-    for (size_t b = 0; b < fed.size(); b++) {
-        running& r = *fed[b];
+    return s;
+}
+
+// One token of every running sequence and, interleaved, prompt chunks (gather_step). A sequence whose prompt is
+// through chooses its first token from the chunk's last logits.
+void generator::plain_step() {
+    const int64_t V = model_.config().vocab_size;
+    step_batch s = gather_step(false);
+    model_.decode_rows(s.seqs, s.ids, s.counts, s.rows, logits_);
+    mtp_batch unused;
+    int64_t row = 0;
+    for (size_t b = 0; b < s.fed.size(); b++) {
+        running& r = *s.fed[b];
+        const float* lg = logits_.data() + row * V;
+        row += s.rows[b];
         if (r.prefilling()) {
-            r.fed += (size_t)counts[b];
-            stats_.prefill_tokens += counts[b];
-            if (r.prefilling()) continue;
-        } else {
-            stats_.decode_tokens++;
+            prompt_fed(r, s.counts[b], nullptr, lg, unused);
+            continue;
         }
-        accept(r, sample_token(logits_.data() + (int64_t)b * V, V, r.q.sampling, r.rng));
+        stats_.decode_tokens++;
+        accept(r, sample_token(lg, V, r.q.sampling, r.rng));
     }
 }
 
-// Every running sequence fed its chosen token and its draft in one batch; each draft verified against the main
-// model's logits at the chosen token. Accepted: the draft and the token after it are emitted. Rejected: the
-// verification's choice is emitted, and the draft is rewound out of the caches (the chosen token is fed again on
-// its own, so that the caches hold exactly the sequence). The MTP module then runs over the positions fed, for the
-// next drafts.
+// Every running sequence fed its chosen token and its draft in one batch (with prompt chunks, interleaved); each
+// draft verified against the main model's logits at the chosen token. Accepted: the draft and the token after it are
+// emitted. Rejected: the verification's choice is emitted and the draft is cut out of the caches (rewound to the
+// chosen token, whose logits and state the batch computed). The MTP module then runs over the positions kept, for
+// the next drafts.
 void generator::speculative_step() {
     const model_config& cfg = model_.config();
     const int64_t V = cfg.vocab_size, nd = (int64_t)cfg.hc_mult * cfg.hidden_size;
-    std::vector<sequence_cache*> seqs;
-    std::vector<int32_t> ids;
-    std::vector<sequence_cache::mark_t> marks;
-    for (running& r : active_) {
-        marks.push_back(r.cache.mark(cfg.n_layers(), 2, cfg.head_dim));
-        seqs.push_back(&r.cache);
-        ids.push_back(r.next);
-        ids.push_back(r.drafted);
-    }
-    const std::vector<int64_t> twos(active_.size(), 2);
+    step_batch s = gather_step(true);
     std::vector<float> states;
-    model_.decode(seqs, ids, twos, logits_, true, &states);
-    struct rejected {
-        running* r;
-        int32_t fed;
-        token_choice choice;
-    };
-    std::vector<rejected> redo;
-    std::vector<running*> mtp;
-    std::vector<std::vector<float>> mtp_states;
-    std::vector<std::vector<int32_t>> mtp_next;
-    for (size_t b = 0; b < active_.size(); b++) {
-        running& r = active_[b];
-        const float* row0 = logits_.data() + (int64_t)(2 * b) * V;
-        const float* s0 = states.data() + (int64_t)(2 * b) * nd;
+    model_.decode_rows(s.seqs, s.ids, s.counts, s.rows, logits_, &states);
+    mtp_batch w;
+    int64_t row = 0, pos = 0;
+    for (size_t b = 0; b < s.fed.size(); b++) {
+        running& r = *s.fed[b];
+        const float* row0 = logits_.data() + row * V;
+        const float* s0 = states.data() + pos * nd;
+        row += s.rows[b];
+        pos += s.counts[b];
+        if (r.prefilling()) {
+            prompt_fed(r, s.counts[b], s0, row0, w);
+            continue;
+        }
         token_choice c;
         const bool ok = verify_draft(row0, V, r.q.sampling, r.drafted, r.rng, &c);
         stats_.drafted++;
         stats_.accepted += ok;
+        stats_.decode_tokens++;
         if (!ok) {
-            r.cache.rewind(marks[b], cfg.head_dim);
-            redo.push_back({&r, r.next, c});
+            r.cache.rewind(s.marks[b], 1);
+            if (!accept(r, c)) w.add(&r, std::vector<float>(s0, s0 + nd), {c.id}, true);
             continue;
         }
-        stats_.decode_tokens++;
+        r.cache.release(s.marks[b]);
         if (accept(r, c)) continue;
         const token_choice c2 = sample_token(row0 + V, V, r.q.sampling, r.rng);
         stats_.decode_tokens++;
-        if (accept(r, c2)) continue;
-        mtp.push_back(&r);
-        mtp_states.emplace_back(s0, s0 + 2 * nd);
-        mtp_next.push_back({c.id, c2.id});
+        if (!accept(r, c2)) w.add(&r, std::vector<float>(s0, s0 + 2 * nd), {c.id, c2.id}, true);
     }
-    if (!redo.empty()) {  // the chosen tokens fed again, alone: the caches hold exactly the sequence
-        std::vector<sequence_cache*> rs;
-        std::vector<int32_t> again;
-        for (const rejected& x : redo) {
-            rs.push_back(&x.r->cache);
-            again.push_back(x.fed);
-        }
-        const std::vector<int64_t> ones(redo.size(), 1);
-        std::vector<float> redo_logits;
-        model_.decode(rs, again, ones, redo_logits, false, &states);
-        for (size_t i = 0; i < redo.size(); i++) {
-            running& r = *redo[i].r;
-            stats_.decode_tokens++;
-            if (accept(r, redo[i].choice)) continue;
-            mtp.push_back(&r);
-            mtp_states.emplace_back(states.begin() + (int64_t)i * nd, states.begin() + (int64_t)(i + 1) * nd);
-            mtp_next.push_back({r.next});
-        }
-    }
-    if (!mtp.empty()) draft(mtp, mtp_states, mtp_next);
+    const auto t0 = std::chrono::steady_clock::now();
+    draft(w);
+    stats_.draft_seconds += seconds_since(t0);
 }
 
 std::vector<generation_result> generator::run(const std::vector<generation_request>& requests,

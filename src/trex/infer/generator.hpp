@@ -46,22 +46,25 @@ struct generation_result {
 struct generator_options {
     int64_t max_batch = 8;        // sequences advanced together per decoding step
     int64_t prefill_chunk = 512;  // prompt tokens per prefill call
-    // Prompts prefilled inside the decoding steps (plain decoding; the server's choice): an admitted request's prompt
-    // goes through in chunks of prefill_chunk, each in the same decode call as the running sequences' next tokens, at
-    // most prefill_chunk prompt tokens per step beyond the first chunk (so a long prompt delays each stream by one
-    // chunk's work per step, not by its whole prefill). The chunk boundaries are those of a separate prefill. Off:
-    // admission prefills whole prompts before the step (stats then time prefill and decoding apart; interleaved, a
+    // Prompts prefilled inside the decoding steps (plain or speculative; the server's choice): an admitted request's
+    // prompt goes through in chunks of prefill_chunk, each in the same decode call as the running sequences' next
+    // tokens, at most prefill_chunk prompt tokens per step beyond the first chunk (so a long prompt delays each stream
+    // by one chunk's work per step, not by its whole prefill). The chunk boundaries are those of a separate prefill.
+    // Off: admission prefills whole prompts before the step (stats then time prefill and decoding apart; interleaved, a
     // mixed step's time is decode time).
     bool interleave_prefill = false;
     int64_t max_context = 4096;                                       // prompt + output tokens of one sequence
     std::function<std::string(std::span<const int32_t>)> detokenize;  // text of tokens (stop strings, result text)
     // MTP speculative decoding: each step feeds the chosen token and the MTP module's draft of the next one, verifies
     // the draft against the main model's logits (verify_draft: greedy output identical to plain decoding, sampling
-    // keeping the target distribution) and emits one or two tokens; a rejected draft is rewound out of the caches.
+    // keeping the target distribution) and emits one or two tokens; a rejected draft is cut out of the caches.
     bool speculative = false;
     // A draft source in place of the MTP module (prompt-lookup or n-gram drafting; tests): the draft of the token
     // after `emitted` (the request's output so far, its last token the one being fed).
     std::function<int32_t(size_t ticket, std::span<const int32_t> emitted)> drafter;
+    // Sees every MTP draft as it is made (tracing, tests): the request's ticket, the drafted token and the MTP
+    // module's logits it is the argmax of.
+    std::function<void(size_t ticket, int32_t draft, std::span<const float> logits)> on_draft;
 };
 
 // Where the time went (wall seconds) and how much was done.
@@ -69,6 +72,7 @@ struct generation_stats {
     int64_t prefill_tokens = 0, decode_tokens = 0, decode_steps = 0;
     double prefill_seconds = 0, decode_seconds = 0;
     int64_t drafted = 0, accepted = 0;  // speculative: drafts verified and accepted
+    double draft_seconds = 0;           // speculative: the MTP module's share of decode_seconds
     double acceptance() const { return drafted > 0 ? (double)accepted / (double)drafted : 0.0; }
 };
 
@@ -98,15 +102,21 @@ class generator {
 
    private:
     struct running;
+    struct mtp_batch;
+    // one decoding call's sequences: the running ones fed one token (two when speculating) and prompt chunks
+    struct step_batch;
     void admit(running& r);
     void start(running& r);
     bool accept(running& r, const token_choice& c);
     void finish(running& r);
     void plain_step();
     void speculative_step();
-    // the MTP module over each sequence's positions whose next token is now known; its last logits give the draft
-    void draft(std::vector<running*>& rs, std::vector<std::vector<float>>& states,
-               std::vector<std::vector<int32_t>>& next);
+    step_batch gather_step(bool speculative);
+    // n prompt tokens of r went through (their final states when speculating; the last one's logits when the prompt
+    // is through, which choose the first token); the MTP positions they complete join `w`
+    void prompt_fed(running& r, int64_t n, const float* states, const float* last_logits, mtp_batch& w);
+    // the MTP module over each sequence's positions whose next token is now known; the last logits give the drafts
+    void draft(mtp_batch& w);
 
     dsv4_model& model_;
     generator_options opt_;

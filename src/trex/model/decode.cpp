@@ -40,6 +40,13 @@ step_options decode_options() {
     return o;
 }
 
+// The head rows of each sequence: all its new tokens', or its last.
+std::vector<int64_t> head_rows(std::span<const int64_t> counts, bool all_logits) {
+    std::vector<int64_t> rows(counts.begin(), counts.end());
+    if (!all_logits) std::fill(rows.begin(), rows.end(), 1);
+    return rows;
+}
+
 }  // namespace
 
 // Checks the call and returns each sequence's length in the caches of layers [layer0, layer1) (which must agree).
@@ -74,10 +81,17 @@ std::vector<int64_t> dsv4_model::check_decode(std::span<sequence_cache* const> s
 void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
                         std::span<const int64_t> counts, std::vector<float>& logits, bool all_logits,
                         std::vector<float>* final_states) {
+    decode_rows(seqs, ids, counts, head_rows(counts, all_logits), logits, final_states);
+}
+
+void dsv4_model::decode_rows(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                             std::span<const int64_t> counts, std::span<const int64_t> rows_wanted,
+                             std::vector<float>& logits, std::vector<float>* final_states) {
     const model_config& cfg = config();
     const int L = cfg.n_layers();
     const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d;
     const std::vector<int64_t> lens = check_decode(seqs, ids, counts, 0, L);
+    const int64_t rows = check_rows(counts, rows_wanted);
     for (size_t b = 0; b < seqs.size(); b++)
         TREX_CHECK(seqs[b]->len == lens[b], "decode: sequence {} says {} tokens, its layers hold {}", b, seqs[b]->len,
                    lens[b]);
@@ -90,7 +104,6 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     batch.input_ids = ids.data();
     const step_options opts = decode_options();
     const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
-    const int64_t rows = all_logits ? N : (int64_t)seqs.size();
     stage_plan plan;
     plan.states = 2 * N * nd;
     plan.head = {rows, d, n, true, false};
@@ -114,30 +127,35 @@ void dsv4_model::decode(std::span<sequence_cache* const> seqs, std::span<const i
     for (size_t b = 0; b < seqs.size(); b++) seqs[b]->len += counts[b];
     if (final_states) final_states->assign(h, h + N * nd);
 
-    // the head over every new token, or each sequence's last (gathered into the free state)
-    if (!all_logits) {
-        for (size_t b = 0; b < seqs.size(); b++) {
-            const doc_span s = decode_geo_.docs[b];
-            decode_kernels_.copy(h_next + (int64_t)b * nd, h + (s.start + s.len - 1) * nd, nd);
-        }
-        h = h_next;
+    // the head over each sequence's last rows_wanted[b] tokens (gathered into the free state when not all of them)
+    const float* hr = last_rows(h_next, h, rows_wanted, N, nd);
+    if (!hr) {
+        logits.clear();
+        return;
     }
     batch_geometry head_geo;
     head_geo.N = rows;
     const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts};
     head_grad no_grad;
     int64_t n_valid = 0;
-    head_.forward(main_head_saved(decode_acts_.head), &n_valid, h, nullptr, 0.0, &logits, no_grad, whead_, he);
+    head_.forward(main_head_saved(decode_acts_.head), &n_valid, hr, nullptr, 0.0, &logits, no_grad, whead_, he);
 }
 
 void dsv4_model::decode_mtp(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
                             std::span<const int32_t> next_ids, std::span<const int64_t> counts,
                             std::vector<float>& logits, bool all_logits) {
+    decode_mtp_rows(seqs, h_last, next_ids, counts, head_rows(counts, all_logits), logits);
+}
+
+void dsv4_model::decode_mtp_rows(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
+                                 std::span<const int32_t> next_ids, std::span<const int64_t> counts,
+                                 std::span<const int64_t> rows_wanted, std::vector<float>& logits) {
     const model_config& cfg = config();
     const int L = cfg.n_layers();
-    const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d, V = cfg.vocab_size;
+    const int64_t d = cfg.hidden_size, n = cfg.hc_mult, nd = n * d;
     TREX_CHECK(cfg.has_mtp() && mtp_, "decode: the model has no MTP module");
     const std::vector<int64_t> lens = check_decode(seqs, next_ids, counts, L, L + 1);
+    const int64_t rows = check_rows(counts, rows_wanted);
     const int64_t N = (int64_t)next_ids.size();
     TREX_CHECK((int64_t)h_last.size() == N * nd, "decode: {} state values for {} positions of {} each", h_last.size(),
                N, nd);
@@ -160,15 +178,48 @@ void dsv4_model::decode_mtp(std::span<sequence_cache* const> seqs, std::span<con
     float* h_mtp = decode_acts_.states.data() + N * nd;
     std::vector<attention_cache*> caches(seqs.size());
     for (size_t b = 0; b < seqs.size(); b++) caches[b] = &seqs[b]->layers[(size_t)L];
-    std::vector<float> all;
-    mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, all_logits ? logits : all,
-                 wmtp_, e);
-    if (all_logits) return;
-    logits.resize(seqs.size() * (size_t)V);
-    for (size_t b = 0; b < seqs.size(); b++) {
-        const doc_span s = decode_geo_.docs[b];
-        std::copy_n(all.begin() + (s.start + s.len - 1) * V, V, logits.begin() + (int64_t)b * V);
+    mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, wmtp_, e);
+    // the head over each sequence's last rows_wanted[b] positions (gathered into z, free after the block)
+    const float* hr = last_rows(z.data(), h_mtp, rows_wanted, N, nd);
+    if (!hr) {
+        logits.clear();
+        return;
     }
+    batch_geometry head_geo;
+    head_geo.N = rows;
+    const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts};
+    mtp_->head(decode_acts_.head, hr, logits, wmtp_, he);
+}
+
+// Checks 0 ≤ rows_wanted[b] ≤ counts[b]; returns their sum.
+int64_t dsv4_model::check_rows(std::span<const int64_t> counts, std::span<const int64_t> rows_wanted) const {
+    TREX_CHECK(rows_wanted.size() == counts.size(), "decode: {} row counts for {} sequences", rows_wanted.size(),
+               counts.size());
+    int64_t rows = 0;
+    for (size_t b = 0; b < counts.size(); b++) {
+        TREX_CHECK(rows_wanted[b] >= 0 && rows_wanted[b] <= counts[b],
+                   "decode: sequence {} wants logits of {} of its {} new tokens", b, rows_wanted[b], counts[b]);
+        rows += rows_wanted[b];
+    }
+    return rows;
+}
+
+// The last rows_wanted[b] rows of each sequence's span in src [N, w] (decode_geo_'s docs), one after another: src
+// itself when every row is wanted, else gathered into scratch [Σ rows_wanted, w]; nullptr when no row is.
+const float* dsv4_model::last_rows(float* scratch, const float* src, std::span<const int64_t> rows_wanted, int64_t N,
+                                   int64_t w) const {
+    int64_t rows = 0;
+    for (const int64_t r : rows_wanted) rows += r;
+    if (rows == 0) return nullptr;
+    if (rows == N) return src;
+    float* dst = scratch;
+    int64_t at = 0;
+    for (size_t b = 0; b < rows_wanted.size(); b++) {
+        const doc_span s = decode_geo_.docs[b];
+        decode_kernels_.copy(dst + at * w, src + (s.start + s.len - rows_wanted[b]) * w, rows_wanted[b] * w);
+        at += rows_wanted[b];
+    }
+    return scratch;
 }
 
 }  // namespace trex

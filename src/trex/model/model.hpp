@@ -117,6 +117,14 @@ class dsv4_model {
     void decode_mtp(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
                     std::span<const int32_t> next_ids, std::span<const int64_t> counts, std::vector<float>& logits,
                     bool all_logits = false);
+    // decode and decode_mtp with the logits of each sequence's last rows_wanted[b] new tokens (0 ≤ rows_wanted[b] ≤
+    // counts[b]; 0: none): logits [Σ rows_wanted, V], sequence after sequence (empty when no row is wanted).
+    void decode_rows(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                     std::span<const int64_t> counts, std::span<const int64_t> rows_wanted, std::vector<float>& logits,
+                     std::vector<float>* final_states = nullptr);
+    void decode_mtp_rows(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
+                         std::span<const int32_t> next_ids, std::span<const int64_t> counts,
+                         std::span<const int64_t> rows_wanted, std::vector<float>& logits);
 
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
     std::span<const int32_t> csa_selection(int layer, int64_t* kw) const;
@@ -129,6 +137,9 @@ class dsv4_model {
     stage_plan plan_stage(const stage_range& r, bool mtp, const layer_env& env) const;
     void check_batch(const batch_view& batch, bool mtp) const;
     // decode's checks (a sequence count, token ids, caches of the right depth and length); returns the lengths
+    int64_t check_rows(std::span<const int64_t> counts, std::span<const int64_t> rows_wanted) const;
+    const float* last_rows(float* scratch, const float* src, std::span<const int64_t> rows_wanted, int64_t N,
+                           int64_t w) const;
     std::vector<int64_t> check_decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
                                       std::span<const int64_t> counts, int layer0, int layer1) const;
     void embed_forward(float* h0, const batch_view& batch);

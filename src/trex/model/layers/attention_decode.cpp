@@ -11,19 +11,12 @@ namespace trex {
 
 namespace {
 
-// The first position whose compressor rows a cache keeps after `len` tokens: the incomplete block's first, and with
-// overlapping windows (CSA) the last complete block's first.
-int64_t pending_start(int64_t len, int m, bool overlap) {
-    const int64_t blocks = len / m;
-    return (int64_t)m * (overlap ? std::max<int64_t>(blocks - 1, 0) : blocks);
-}
-
 // The compressor over one sequence's run: the cache's pending rows (positions from..len-1) followed by the T new
 // tokens' rows (w = coff·c wide). pooled [n_new, c] = the pre-norm entries the new tokens complete (entries
-// len/m .. (len+T)/m − 1); the rows later entries need stay in kv/gate. Returns n_new.
+// len/m .. (len+T)/m − 1); the rows from keep_from on stay in kv/gate. Returns n_new.
 int64_t pool_run(float* pooled, std::vector<float>& kv, std::vector<float>& gate, int64_t from, int64_t len,
-                 const float* kv_new, const float* gate_new, int64_t T, const float* ape, int m, int64_t c,
-                 bool overlap, workspace& wsp, const kernel_table& k) {
+                 int64_t keep_from, const float* kv_new, const float* gate_new, int64_t T, const float* ape, int m,
+                 int64_t c, bool overlap, workspace& wsp, const kernel_table& k) {
     workspace::scope ws(wsp);
     const int64_t w = (overlap ? 2 : 1) * c;
     kv.insert(kv.end(), kv_new, kv_new + T * w);
@@ -38,7 +31,6 @@ int64_t pool_run(float* pooled, std::vector<float>& kv, std::vector<float>& gate
         k.compressor_forward(all, kv.data(), gate.data(), ape, &run, &offset0, 1, m, c, overlap);
         k.copy(pooled, all + j0 * c, n_new * c);
     }
-    const int64_t keep_from = pending_start(len + T, m, overlap);
     kv.erase(kv.begin(), kv.begin() + (keep_from - from) * w);
     gate.erase(gate.begin(), gate.begin() + (keep_from - from) * w);
     return n_new;
@@ -84,8 +76,8 @@ void attention_layer::compress_cached(std::span<attention_cache* const> caches, 
         attention_cache& C = *caches[b];
         const doc_span s = env.geo.docs[b];
         float* pooled = ws.floats(std::max<int64_t>((C.len + s.len) / m - C.len / m, 1) * c);
-        const int64_t n = pool_run(pooled, C.pend_kv, C.pend_gate, C.pending_from, C.len, ckv + s.start * w,
-                                   cg + s.start * w, s.len, W.c_ape, m, c, m == 4, env.ws, k);
+        const int64_t n = pool_run(pooled, C.pend_kv, C.pend_gate, C.pending_from, C.len, C.keep_from(C.len + s.len),
+                                   ckv + s.start * w, cg + s.start * w, s.len, W.c_ape, m, c, m == 4, env.ws, k);
         append_entries(C.entries, pooled, n, C.len / m, m, c, W.c_norm, env.cfg.rms_norm_eps, env.geo.rope_for_ratio(m),
                        env.ws, k);
     }
@@ -117,8 +109,9 @@ void attention_layer::index_cached(std::vector<decode_keys>& out, std::span<atte
         attention_cache& C = *caches[b];
         const doc_span s = env.geo.docs[b];
         float* pooled = wsb.floats(std::max<int64_t>((C.len + s.len) / 4 - C.len / 4, 1) * cI);
-        const int64_t n = pool_run(pooled, C.ipend_kv, C.ipend_gate, C.pending_from, C.len, ikv + s.start * 2 * cI,
-                                   ig + s.start * 2 * cI, s.len, W.i_ape, 4, cI, true, env.ws, k);
+        const int64_t n =
+            pool_run(pooled, C.ipend_kv, C.ipend_gate, C.pending_from, C.len, C.keep_from(C.len + s.len),
+                     ikv + s.start * 2 * cI, ig + s.start * 2 * cI, s.len, W.i_ape, 4, cI, true, env.ws, k);
         append_entries(C.index_keys, pooled, n, C.len / 4, 4, cI, W.i_norm, cfg.rms_norm_eps, rope, env.ws, k);
         // scores over the sequence's entries (one document: entry offset 0), then the top-k of each query
         const int64_t n_entries = (int64_t)C.index_keys.size() / cI, ld = std::max<int64_t>(n_entries, 1);
@@ -226,7 +219,7 @@ void attention_layer::advance_caches(std::span<attention_cache* const> caches, c
         C.window.resize((size_t)(std::min(end, n_win) * c));
         for (int64_t p = std::max(C.len, end - n_win); p < end; p++)
             env.k.copy(C.window.data() + (p % n_win) * c, A.kv_all.data() + (s.start + p - C.len) * c, c);
-        if (m > 0) C.pending_from = pending_start(end, m, m == 4);
+        if (m > 0) C.pending_from = C.keep_from(end);
         C.len = end;
     }
 }

@@ -14,13 +14,16 @@ double mtp_block::forward(block_acts& A, head_acts& K, std::span<float> z, float
 }
 
 void mtp_block::decode(block_acts& A, head_acts& K, std::span<float> z, float* h_mtp, const float* h_last,
-                       std::span<attention_cache* const> caches, std::vector<float>& logits, const mtp_weights& W,
-                       const layer_env& env) const {
+                       std::span<attention_cache* const> caches, const mtp_weights& W, const layer_env& env) const {
     input_forward(K, z, h_last, W.in, env);
     block_.decode(A, caches, h_mtp, z.data(), W.block, env);
+}
+
+void mtp_block::head(head_acts& K, const float* h, std::vector<float>& logits, const mtp_weights& W,
+                     const layer_env& env) const {
     head_grad none;
     int64_t n_valid = 0;
-    head_.forward(mtp_head_saved(K), &n_valid, h_mtp, nullptr, 0.0, &logits, none, W.head, env);
+    head_.forward(mtp_head_saved(K), &n_valid, h, nullptr, 0.0, &logits, none, W.head, env);
 }
 
 // K.en, K.hn and their rstd; z [N,n,d] = h_proj(hn) per stream + e_proj(en) broadcast

@@ -33,10 +33,12 @@ class mtp_block {
     void backward(float* dh, float* de_mtp, block_acts& A, head_acts& K, std::span<const float> z, float* h_mtp,
                   const float* h_last, const mtp_weights& W, const mtp_weights& G, const layer_env& env) const;
     // Cached decoding (dsv4_model::decode_mtp): z from h_last [N,n,d] and the embeddings of env.batch.mtp_input_ids
-    // (each position's next token), the block over its caches, and the logits [N,V] through the module's head.
+    // (each position's next token), then h_mtp [N,n,d] = the block over its caches.
     void decode(block_acts& A, head_acts& K, std::span<float> z, float* h_mtp, const float* h_last,
-                std::span<attention_cache* const> caches, std::vector<float>& logits, const mtp_weights& W,
-                const layer_env& env) const;
+                std::span<attention_cache* const> caches, const mtp_weights& W, const layer_env& env) const;
+    // logits [env.N(), V] of states h [env.N(), n, d] through the module's head (its hc_head, norm, the shared head).
+    void head(head_acts& K, const float* h, std::vector<float>& logits, const mtp_weights& W,
+              const layer_env& env) const;
 
    private:
     void input_forward(head_acts& K, std::span<float> z, const float* h_last, const mtp_input_weights& W,
