@@ -76,9 +76,18 @@ TEST(BenchGenerate, SpeculativeDecodingIsTimedAndGivesThePlainTokens) {
     EXPECT_TRUE(r.speculative_identical);
     EXPECT_GE(r.mtp_acceptance, 0.0);
     EXPECT_LE(r.mtp_acceptance, 1.0);
-    EXPECT_NEAR(r.speculative_speedup, r.speculative_decode_tokens_per_s / r.decode_tokens_per_s_batch1, 1e-9);
+    // the ratio of the medians of alternated runs; the draft is part of the speculative step, the ceiling its formula
+    EXPECT_EQ(r.speculative_reps, 3);
+    EXPECT_NEAR(r.speculative_speedup, r.speculative_decode_tokens_per_s / r.plain_decode_tokens_per_s, 1e-9);
+    EXPECT_GT(r.mtp_draft_ms, 0.0);
+    EXPECT_LT(r.mtp_draft_ms, r.speculative_step_ms);
+    EXPECT_NEAR(r.speculative_ceiling, (1 + r.mtp_acceptance) * r.plain_step_ms / (r.plain_step_ms + r.mtp_draft_ms),
+                1e-9);
+    EXPECT_LT(r.speculative_ceiling, 2.0);
     const nlohmann::json j = trex::bench::bench_generate_json(r);
-    for (const char* k : {"mtp_acceptance", "speculative_decode_tokens_per_s", "speculative_speedup"})
+    for (const char* k :
+         {"mtp_acceptance", "speculative_decode_tokens_per_s", "speculative_speedup", "plain_decode_tokens_per_s",
+          "plain_step_ms", "speculative_step_ms", "mtp_draft_ms", "speculative_ceiling"})
         EXPECT_TRUE(j.contains(k)) << k;
 }
 

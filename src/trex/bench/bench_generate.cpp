@@ -192,6 +192,46 @@ void run_peer(bench_generate_result& r, dsv4_model& model, const std::vector<int
     r.ratio_vs_peer = r.decode_tokens_per_s_batch1 / r.peer_decode_tokens_per_s;
 }
 
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Batch-1 greedy decoding with MTP drafts against plain, alternated (plain, speculative, plain, …) so that both see
+// the same machine; medians of each.
+void time_speculative(bench_generate_result& r, dsv4_model& model, const bench_generate_options& opt,
+                      const std::vector<int32_t>& prompt) {
+    constexpr int reps = 3;
+    std::vector<double> plain_tps, spec_tps, plain_ms, spec_ms, draft_ms;
+    r.has_speculative = true;
+    r.speculative_identical = true;
+    r.speculative_reps = reps;
+    for (int k = 0; k < reps; k++) {
+        infer::generator plain(model, gen_options(opt, 1));
+        plain.run(greedy_requests({prompt}, opt.new_tokens));
+        const infer::generation_stats& p = plain.stats();
+        plain_tps.push_back((double)p.decode_tokens / p.decode_seconds);
+        plain_ms.push_back(1e3 * p.decode_seconds / (double)p.decode_steps);
+        infer::generator_options g = gen_options(opt, 1);
+        g.speculative = true;
+        infer::generator spec(model, g);
+        const std::vector<int32_t> tokens = spec.run(greedy_requests({prompt}, opt.new_tokens))[0].tokens;
+        const infer::generation_stats& s = spec.stats();
+        r.speculative_identical = r.speculative_identical && tokens == r.greedy_tokens;
+        r.mtp_acceptance = s.acceptance();
+        spec_tps.push_back((double)s.decode_tokens / s.decode_seconds);
+        spec_ms.push_back(1e3 * s.decode_seconds / (double)s.decode_steps);
+        draft_ms.push_back(1e3 * s.draft_seconds / (double)s.decode_steps);
+    }
+    r.plain_decode_tokens_per_s = median_of(plain_tps);
+    r.speculative_decode_tokens_per_s = median_of(spec_tps);
+    r.speculative_speedup = r.speculative_decode_tokens_per_s / r.plain_decode_tokens_per_s;
+    r.plain_step_ms = median_of(plain_ms);
+    r.speculative_step_ms = median_of(spec_ms);
+    r.mtp_draft_ms = median_of(draft_ms);
+    r.speculative_ceiling = (1 + r.mtp_acceptance) * r.plain_step_ms / (r.plain_step_ms + r.mtp_draft_ms);
+}
+
 }  // namespace
 
 bench_generate_result run_bench_generate(dsv4_model& model, const std::string& model_name,
@@ -214,17 +254,7 @@ bench_generate_result run_bench_generate(dsv4_model& model, const std::string& m
     infer::generator one(model, gen_options(opt, 1));
     r.greedy_tokens = one.run(greedy_requests({prompts[0]}, opt.new_tokens))[0].tokens;
     r.decode_tokens_per_s_batch1 = (double)one.stats().decode_tokens / one.stats().decode_seconds;
-    if (opt.speculative) {
-        auto g = gen_options(opt, 1);
-        g.speculative = true;
-        infer::generator spec(model, g);
-        const std::vector<int32_t> tokens = spec.run(greedy_requests({prompts[0]}, opt.new_tokens))[0].tokens;
-        r.has_speculative = true;
-        r.speculative_identical = tokens == r.greedy_tokens;
-        r.speculative_decode_tokens_per_s = (double)spec.stats().decode_tokens / spec.stats().decode_seconds;
-        r.speculative_speedup = r.speculative_decode_tokens_per_s / r.decode_tokens_per_s_batch1;
-        r.mtp_acceptance = spec.stats().acceptance();
-    }
+    if (opt.speculative) time_speculative(r, model, opt, prompts[0]);
     // the batch
     infer::generator many(model, gen_options(opt, opt.batch));
     const auto outs = many.run(greedy_requests(prompts, opt.new_tokens));
@@ -276,6 +306,12 @@ nlohmann::json bench_generate_json(const bench_generate_result& r) {
         j["speculative_speedup"] = r.speculative_speedup;
         j["mtp_acceptance"] = r.mtp_acceptance;
         j["speculative_identical"] = r.speculative_identical;
+        j["speculative_reps"] = r.speculative_reps;
+        j["plain_decode_tokens_per_s"] = r.plain_decode_tokens_per_s;
+        j["plain_step_ms"] = r.plain_step_ms;
+        j["speculative_step_ms"] = r.speculative_step_ms;
+        j["mtp_draft_ms"] = r.mtp_draft_ms;
+        j["speculative_ceiling"] = r.speculative_ceiling;
     }
     if (r.has_peer) {
         j["peer_decode_tokens_per_s"] = r.peer_decode_tokens_per_s;
@@ -312,10 +348,14 @@ std::string format_bench_generate(const bench_generate_result& r) {
         r.decode_batch, r.bandwidth_bound_tokens_per_s_batch, r.bound_batch_speedup);
     if (r.has_speculative)
         s += fmt::format(
-            "  speculative      {:10.1f} tokens/s at batch 1 with MTP drafts ({:.2f}x plain), acceptance "
-            "{:.3f}, output {} the plain greedy one\n",
-            r.speculative_decode_tokens_per_s, r.speculative_speedup, r.mtp_acceptance,
-            r.speculative_identical ? "identical to" : "DIFFERENT from");
+            "  speculative      {:10.1f} tokens/s at batch 1 with MTP drafts ({:.2f}x plain at {:.1f}, medians of {} "
+            "alternated runs), acceptance {:.3f}, output {} the plain greedy one\n"
+            "  step             plain {:.3f} ms, speculative {:.3f} ms of which the MTP draft {:.3f} ms: {:.2f}x at "
+            "most "
+            "were verifying two tokens as cheap as one\n",
+            r.speculative_decode_tokens_per_s, r.speculative_speedup, r.plain_decode_tokens_per_s, r.speculative_reps,
+            r.mtp_acceptance, r.speculative_identical ? "identical to" : "DIFFERENT from", r.plain_step_ms,
+            r.speculative_step_ms, r.mtp_draft_ms, r.speculative_ceiling);
     s += fmt::format("  cache parity     decode logits vs the full forward: max rel {:.2e}\n", r.cache_parity_max_rel);
     if (r.has_peer)
         s += fmt::format(

@@ -52,7 +52,13 @@ struct bench_generate_result {
     std::vector<int32_t> greedy_tokens;  // batch-1 greedy output (compared with the peer's)
     // --speculative: batch-1 greedy decoding with MTP drafts
     bool has_speculative = false;
+    // medians of `speculative_reps` runs alternated with as many plain ones (speedup: the medians' ratio)
+    int speculative_reps = 0;
     double speculative_decode_tokens_per_s = 0, speculative_speedup = 0, mtp_acceptance = 0;
+    double plain_decode_tokens_per_s = 0;  // the plain runs alternated with the speculative ones
+    // per decoding step (medians): plain, speculative (verification + draft), and the MTP draft within it; the
+    // speedup if verifying two tokens cost one plain step: (1 + acceptance) · plain / (plain + draft)
+    double plain_step_ms = 0, speculative_step_ms = 0, mtp_draft_ms = 0, speculative_ceiling = 0;
     bool speculative_identical = false;  // its tokens are the plain greedy ones
     // peer
     bool has_peer = false;
