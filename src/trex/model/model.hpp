@@ -137,11 +137,12 @@ class dsv4_model {
     stage_plan plan_stage(const stage_range& r, bool mtp, const layer_env& env) const;
     void check_batch(const batch_view& batch, bool mtp) const;
     // decode's checks (a sequence count, token ids, caches of the right depth and length); returns the lengths
+    std::vector<int64_t> check_decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
+                                      std::span<const int64_t> counts, int layer0, int layer1) const;
+    // decode_rows' rows: checks 0 ≤ rows_wanted[b] ≤ counts[b] and returns their sum; the wanted rows of states
     int64_t check_rows(std::span<const int64_t> counts, std::span<const int64_t> rows_wanted) const;
     const float* last_rows(float* scratch, const float* src, std::span<const int64_t> rows_wanted, int64_t N,
                            int64_t w) const;
-    std::vector<int64_t> check_decode(std::span<sequence_cache* const> seqs, std::span<const int32_t> ids,
-                                      std::span<const int64_t> counts, int layer0, int layer1) const;
     void embed_forward(float* h0, const batch_view& batch);
     void head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last);
     void head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last, float* de_mtp);
