@@ -4,11 +4,12 @@
 Usage: serve_client.py BASE_URL API_KEY
 Checks chat and completions, streaming (reasoning + content deltas joined = the whole answer), n > 1, seeds, stop
 strings, logprobs, OpenAI-style errors (400 naming the field, 404, 401), 64 concurrent clients x 8 requests without an
-error and with every stream complete, and that a client disconnecting mid-stream frees its sequence (the /metrics
-cache gauge returns to 0).
+error and with every stream complete, and that a client disconnecting mid-stream, or giving up on a non-streamed
+request, frees its sequence (the /metrics cache gauge returns to 0).
 """
 import concurrent.futures as cf
 import json
+import socket
 import sys
 import time
 import urllib.error
@@ -139,4 +140,47 @@ while time.time() < deadline and (metric("trex_batch_size") > 0 or metric("trex_
     time.sleep(0.1)
 assert metric("trex_batch_size") == 0 and metric("trex_kv_cache_bytes") == 0, "a disconnected stream kept running"
 assert metric("trex_kv_reserved_bytes") == 0
+
+# a non-streamed request longer than the server's whole-response wait: its body comes after heartbeat spaces, and
+# the client reads the same object as ever. (Sampled lengths depend on the seed: seeds are tried until one runs long.)
+def wait_idle(what):
+    deadline = time.time() + 30
+    while time.time() < deadline and (metric("trex_batch_size") > 0 or metric("trex_kv_cache_bytes") > 0):
+        time.sleep(0.1)
+    assert metric("trex_batch_size") == 0 and metric("trex_kv_cache_bytes") == 0, what
+    assert metric("trex_kv_reserved_bytes") == 0, what
+
+
+late = False
+for seed in range(2, 12):
+    t0 = time.time()
+    r = client.completions.create(model="trex", prompt="a long one", max_tokens=2500, temperature=0.7, seed=seed)
+    assert r.choices[0].finish_reason in ("stop", "length") and r.choices[0].text, r
+    assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens > r.usage.prompt_tokens
+    if time.time() - t0 > 1.5:
+        late = True
+        break
+assert late, "no request ran past the server's whole-response wait"
+wait_idle("after a late whole response")
+
+# a client that gives up on a non-streamed request (closes its connection) frees its sequence, counted as cancelled
+# (499); a long request's client must not have been told anything but the status and heartbeat spaces by then
+host, port = base.split("//")[1].split(":")
+left = False
+for seed in range(2, 12):
+    body = json.dumps({"model": "trex", "prompt": "a long one", "max_tokens": 3500, "temperature": 0.7,
+                       "seed": seed}).encode()
+    sock = socket.create_connection((host, int(port)), timeout=10)
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 + b"Authorization: Bearer " + key.encode() + b"\r\nContent-Length: " + str(len(body)).encode()
+                 + b"\r\n\r\n" + body)
+    time.sleep(1.5)
+    left = metric("trex_batch_size") == 1  # still running when its client leaves
+    sock.close()
+    if left:
+        break
+    wait_idle("after a whole response")
+assert left, "no request was still running when its client left"
+wait_idle("a client that left a non-streamed request kept its sequence running")
+assert metric('trex_requests_total{endpoint="/v1/completions",status="499"}') == 1, "not counted as cancelled (499)"
 print("serve_client: OK")

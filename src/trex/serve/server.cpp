@@ -397,33 +397,66 @@ struct server::impl {
         }
         const std::string id = fmt::format("{}-{}", chat ? "chatcmpl" : "cmpl", next_id++);
         const int64_t created = (int64_t)std::time(nullptr);
-        if (r.stream) return stream(res, endpoint, g, r, id, created, [this, need] { unreserve(need); });
-        {
-            std::unique_lock<std::mutex> lock(g->mu);
-            g->cv.wait(lock, [&] { return g->all_done() || !g->error.empty(); });
-        }
+        auto release = [this, need] { unreserve(need); };
+        if (r.stream) return stream(res, endpoint, g, r, id, created, release);
+        const int64_t prompt_n = (int64_t)prompt.size();
+        if (!wait_whole(*g, kWholeWait)) return respond_late(res, endpoint, g, r, id, created, prompt_n, release);
         forget(g);
-        unreserve(need);
+        release();
         if (!g->error.empty()) {
             cancel(g);
             return send_error(res, endpoint, error_of(500, "server_error", g->error));
         }
-        respond_whole(res, r, *g, id, created, (int64_t)prompt.size());
+        res.set_content(whole_body(r, *g, id, created, prompt_n), "application/json");
         count(endpoint, 200);
     }
 
-    void respond_whole(httplib::Response& res, const api_request& r, const request_group& g, const std::string& id,
-                       int64_t created, int64_t prompt_tokens_n) const {
+    // A non-streamed request is answered whole when it finishes within kWholeWait; a longer one gets its response
+    // as a chunked body that starts with a space every kHeartbeat (JSON allows leading whitespace) until the object
+    // follows, so that a client that goes away is noticed (the write fails) and its samples are cancelled.
+    static constexpr std::chrono::milliseconds kWholeWait{1000}, kHeartbeat{250};
+
+    // Waits up to `limit` for the group to finish or fail; true when it did.
+    static bool wait_whole(request_group& g, std::chrono::milliseconds limit) {
+        std::unique_lock<std::mutex> lock(g.mu);
+        return g.cv.wait_for(lock, limit, [&] { return g.all_done() || !g.error.empty(); });
+    }
+
+    std::string whole_body(const api_request& r, const request_group& g, const std::string& id, int64_t created,
+                           int64_t prompt_n) const {
         std::vector<sample_out> outs;
         usage_counts usage;
         for (const sample_channel& s : g.samples) {
             outs.push_back(sample_of(s, r));
             usage.completion += (int64_t)s.result.tokens.size();
         }
-        usage.prompt = prompt_tokens_n;
-        res.set_content(response_object(r, id, created, outs, usage, opt.thinking)
-                            .dump(-1, ' ', false, json::error_handler_t::replace),
-                        "application/json");
+        usage.prompt = prompt_n;
+        return response_object(r, id, created, outs, usage, opt.thinking)
+            .dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+
+    // The heartbeat response (kWholeWait). Status 200 is sent with the first space: an engine failure after it is
+    // reported as the body's OpenAI error object.
+    void respond_late(httplib::Response& res, const std::string& endpoint, std::shared_ptr<request_group> g,
+                      const api_request& r, const std::string& id, int64_t created, int64_t prompt_n,
+                      std::function<void()> release) {
+        res.set_chunked_content_provider(
+            "application/json",
+            [this, g, r, id, created, prompt_n](size_t, httplib::DataSink& sink) {
+                if (g->cancelled) return false;
+                if (!wait_whole(*g, kHeartbeat)) return sink.write(" ", 1);
+                const std::string body = g->error.empty() ? whole_body(r, *g, id, created, prompt_n)
+                                                          : error_of(500, "server_error", g->error).body().dump();
+                if (!sink.write(body.data(), body.size())) return false;
+                sink.done();
+                return true;
+            },
+            [this, g, endpoint, release](bool success) {
+                if (!success || !g->all_done()) cancel(g);
+                forget(g);
+                release();
+                count(endpoint, success ? (g->error.empty() ? 200 : 500) : 499);
+            });
     }
 
     // ---- streaming
