@@ -178,6 +178,7 @@ void register_bench_serve(CLI::App* bench) {
     g->add_flag(
         "--separate-prefill", [a](int64_t) { a->opt.interleave_prefill = false; },
         "the server prefills admitted prompts before a decoding step (default: inside it)");
+    g->add_flag("--speculative", a->opt.speculative, "the server decodes with MTP drafts (the model must have MTP)");
     g->add_flag("--json", a->json, "print one JSON object");
     g->callback([a]() {
         a->opt.concurrency.clear();

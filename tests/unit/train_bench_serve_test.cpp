@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.hpp"
+#include "trex/base/error.hpp"
 #include "trex/bench/bench_serve.hpp"
 #include "trex/eval/backend.hpp"
 #include "trex/model/config.hpp"
@@ -35,4 +36,39 @@ TEST(BenchServe, EveryRequestCompletesAndTheRatiosAreTheLevels) {
     const auto j = trex::bench::bench_serve_json(r);
     EXPECT_EQ(j["levels"].size(), 2u);
     EXPECT_TRUE(j.contains("decode_scaling"));
+}
+
+TEST(BenchServe, SpeculativeServingCompletesEveryRequestAndReportsItsAcceptance) {
+    // the server with MTP drafts and prompts prefilled inside the speculative steps: every request gets its
+    // max_tokens tokens, and the acceptance is the engine's
+    const auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    ASSERT_TRUE(cfg.has_mtp());
+    trex::dsv4_model m(cfg);
+    m.params().init(3, 0.05);
+    const auto codec = trex::eval::make_byte_codec(cfg.eos_token_id);
+    trex::bench::bench_serve_options o;
+    o.concurrency = {1, 4};
+    o.requests = 8;
+    o.max_tokens = 9;
+    o.prompt_len = 20;
+    o.prefill_chunk = 8;
+    o.speculative = true;
+    const auto r = trex::bench::run_bench_serve(m, *codec, "micro", o);
+    ASSERT_EQ(r.levels.size(), 2u);
+    for (const auto& lv : r.levels) {
+        EXPECT_EQ(lv.errors, 0) << lv.concurrency;
+        EXPECT_EQ(lv.tokens, 8 * 9) << lv.concurrency;
+    }
+    EXPECT_TRUE(r.speculative);
+    EXPECT_GE(r.mtp_acceptance, 0.0);
+    EXPECT_LE(r.mtp_acceptance, 1.0);
+    const auto j = trex::bench::bench_serve_json(r);
+    EXPECT_TRUE(j["speculative"].get<bool>());
+    EXPECT_TRUE(j.contains("mtp_acceptance"));
+    // a model without MTP is refused by name
+    trex::model_config plain = cfg;
+    plain.num_nextn_predict_layers = 0;
+    trex::dsv4_model p(plain);
+    p.params().init(3, 0.05);
+    EXPECT_THROW(trex::bench::run_bench_serve(p, *codec, "micro", o), trex::error);
 }

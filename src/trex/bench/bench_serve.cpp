@@ -146,6 +146,8 @@ bench_serve_result run_bench_serve(dsv4_model& model, const eval::text_codec& co
     so.http_threads = (int)so.max_batch + 8;
     so.interleave_prefill = opt.interleave_prefill;
     so.prefill_chunk = opt.prefill_chunk;
+    so.speculative = opt.speculative;
+    TREX_CHECK(!opt.speculative || model.config().has_mtp(), "bench serve: --speculative: the model has no MTP module");
     serve::server srv(model, codec, so);
     srv.bind();
     std::mt19937_64 rng(opt.seed);
@@ -154,6 +156,7 @@ bench_serve_result run_bench_serve(dsv4_model& model, const eval::text_codec& co
     bench_serve_result r;
     r.model_name = model_name;
     r.prefill = opt.interleave_prefill ? "interleaved" : "separate";
+    r.speculative = opt.speculative;
     // the clients on their own thread; the server's engine on this one (server::run)
     std::exception_ptr failure;
     std::thread clients([&] {
@@ -167,6 +170,7 @@ bench_serve_result run_bench_serve(dsv4_model& model, const eval::text_codec& co
     srv.run();
     clients.join();
     if (failure) std::rethrow_exception(failure);
+    r.mtp_acceptance = srv.engine_stats().acceptance();
     const serve_level* lo = &r.levels.front();
     const serve_level* hi = &r.levels.front();
     const serve_level *one = nullptr, *eight = nullptr;
@@ -197,6 +201,8 @@ nlohmann::json bench_serve_json(const bench_serve_result& r) {
                           {"itl_p50_s", lv.itl_p50},
                           {"itl_p99_s", lv.itl_p99}});
     j["prefill"] = r.prefill;
+    j["speculative"] = r.speculative;
+    if (r.speculative) j["mtp_acceptance"] = r.mtp_acceptance;
     j["levels"] = levels;
     j["decode_scaling"] = r.decode_scaling;
     j["itl_p99_ratio_8_vs_1"] = r.itl_p99_ratio_8;
@@ -205,7 +211,8 @@ nlohmann::json bench_serve_json(const bench_serve_result& r) {
 
 std::string format_bench_serve(const bench_serve_result& r) {
     std::string s =
-        fmt::format("bench serve: {} (loopback, streaming /v1/completions, prefill {})\n", r.model_name, r.prefill);
+        fmt::format("bench serve: {} (loopback, streaming /v1/completions, prefill {}{})\n", r.model_name, r.prefill,
+                    r.speculative ? fmt::format(", MTP speculation: acceptance {:.3f}", r.mtp_acceptance) : "");
     s += fmt::format("  {:>11} {:>8} {:>6} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10}\n", "concurrency", "requests",
                      "errors", "req/s", "decode tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99");
     for (const serve_level& lv : r.levels)

@@ -29,6 +29,7 @@ struct bench_serve_options {
     uint64_t seed = 1;
     int64_t prefill_chunk = serve::server_options{}.prefill_chunk;  // prompt tokens per prefill chunk
     bool interleave_prefill = true;  // the server's prefill inside its decoding steps (false: before them)
+    bool speculative = false;        // the server decodes with MTP drafts
 };
 
 struct serve_level {
@@ -41,6 +42,8 @@ struct serve_level {
 struct bench_serve_result {
     std::string model_name;
     std::string prefill;  // "interleaved" | "separate" (bench_serve_options::interleave_prefill)
+    bool speculative = false;
+    double mtp_acceptance = 0;  // speculative: drafts accepted ÷ verified, over every level
     std::vector<serve_level> levels;
     double decode_scaling = 0;   // decode tokens/s at the highest concurrency ÷ at the lowest
     double itl_p99_ratio_8 = 0;  // p99 inter-token latency at concurrency 8 ÷ at 1 (0 when either is not run)

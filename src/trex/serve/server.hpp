@@ -23,6 +23,7 @@
 #include <string>
 
 #include "trex/eval/backend.hpp"
+#include "trex/infer/generator.hpp"
 #include "trex/model/model.hpp"
 
 namespace trex::serve {
@@ -54,6 +55,8 @@ class server {
     // from the thread the model's kernels have run on: OpenMP keeps one team per thread).
     void run();
     void stop();  // thread-safe, idempotent (a signal handler's thread may call it)
+    // The engine's counts (tokens, seconds, MTP drafts); read after run() has returned.
+    infer::generation_stats engine_stats() const;
 
    private:
     struct impl;
