@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point that installs every dependency of T-Rex and builds it.
 #
-#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pandas, pulp, pyomo, pyarrow, openai) + Release build of the `trex`
+#   scripts/setup.sh               Debian packages + project venv (.venv: numpy, pandas, pulp, pyomo, pyarrow, highspy, openai) + Release build of the `trex`
 #                                  binary in build/ (scripts/test.sh builds the test executables, then runs CTest)
 #   scripts/setup.sh --build-all   also builds every test executable now
 #   scripts/setup.sh --with-torch  also installs PyTorch + transformers into .venv (several GB; needed only to
@@ -86,6 +86,9 @@ fi
 .venv/bin/python -c "import pyomo.environ" 2>/dev/null || .venv/bin/pip install --quiet pyomo
 # pyarrow: `trex eval` reads Parquet benchmark files (the T-Rex NL4OPT test.parquet) through it
 .venv/bin/python -c "import pyarrow.parquet" 2>/dev/null || .venv/bin/pip install --quiet pyarrow
+# highspy: HiGHS solves the convex quadratic models of eval answers (src/trex/optmodel/solvers/solve_qp.cpp runs
+# python/trex_eval/trex_qp.py with this venv's Python, outside the answers' sandbox)
+.venv/bin/python -c "import highspy" 2>/dev/null || .venv/bin/pip install --quiet highspy
 # openai: the official client drives `trex serve` in CTest (serve_openai)
 .venv/bin/python -c "import openai" 2>/dev/null || .venv/bin/pip install --quiet openai
 if [ "$with_torch" -eq 1 ]; then

@@ -463,15 +463,22 @@ TEST(EvalPrompts, ShippedTemplatesRenderAndFewShotNeverShowsTheItem) {
     fs::remove_all(dir);
 }
 
-// What trex's readers and shims cannot carry out is its own outcome, not a modelling error of the answer.
+// What trex's readers, shims and solvers cannot carry out is its own outcome, not a modelling error of the answer: an
+// indicator row the reader refuses, a nonconvex quadratic objective the QP path refuses (a convex one is solved:
+// min x + x^2 s.t. x >= 1 at x = 1, objective 2).
 TEST(EvalJudge, UnsupportedFeaturesAreTheirOwnOutcome) {
-    const ojson rep =
-        execute_model_request({{"op", "solve"},
-                               {"format", "lp"},
-                               {"text", "Minimize\n obj: x + [ x ^ 2 ] / 2\nSubject To\n c: x >= 1\nEnd\n"},
-                               {"time_limit", 5.0}});
+    auto solve = [](const std::string& text) {
+        return execute_model_request({{"op", "solve"}, {"format", "lp"}, {"text", text}, {"time_limit", 5.0}});
+    };
+    ojson rep = solve("Minimize\n obj: x\nSubject To\n c: b = 1 -> x >= 2\nBinaries\n b\nEnd\n");
     EXPECT_EQ(rep["status"], "unsupported") << rep.dump();
-    EXPECT_NE(rep["detail"].get<std::string>().find("quadratic terms"), std::string::npos);
+    EXPECT_NE(rep.value("detail", "").find("indicator constraints"), std::string::npos) << rep.dump();
+    rep = solve("Minimize\n obj: x + [ 2 x * y ] / 2\nSubject To\n c: x + y >= 1\nBounds\n x <= 5\n y <= 5\nEnd\n");
+    EXPECT_EQ(rep["status"], "unsupported") << rep.dump();
+    EXPECT_NE(rep.value("detail", "").find("nonconvex quadratic objectives"), std::string::npos) << rep.dump();
+    rep = solve("Minimize\n obj: x + [ 2 x ^ 2 ] / 2\nSubject To\n c: x >= 1\nEnd\n");
+    EXPECT_EQ(rep["status"], "optimal") << rep.dump();  // HiGHS from the project venv (scripts/setup.sh)
+    EXPECT_NEAR(rep.value("objective", 0.0), 2.0, 1e-9) << rep.dump();
     ground_truth t;
     t.kind = truth_kind::objective;
     t.value = 1;

@@ -164,8 +164,8 @@ TEST(OptmodelLpDialect, AnEmptyRowThatCannotHoldMakesTheModelInfeasible) {
 }
 
 TEST(OptmodelLpDialect, WhatItCannotReadIsOneLineNamingFileAndLine) {
-    EXPECT_EQ(error_of("Minimize\n x + [ x ^ 2 ] / 2\nSubject To\n c: x >= 1\nEnd\n", "q.lp"),
-              "q.lp:2: quadratic terms ([ ... ]) are not supported");
+    EXPECT_EQ(error_of("Minimize\n x + [ x ^ 2 ]\nSubject To\n c: x >= 1\nEnd\n", "q.lp"),
+              "q.lp:2: the objective's quadratic bracket must end with '] / 2'");
     EXPECT_EQ(error_of("Minimize\n x\nSubject To\n c: b = 1 -> x >= 2\nBinaries\n b\nEnd\n", "i.lp"),
               "i.lp:4: indicator constraints (->) are not supported");
     EXPECT_EQ(error_of("Minimize\n x\nSubject To\n c: x >= 1\nSemi-continuous\n x\nEnd\n", "s.lp"),
@@ -182,7 +182,9 @@ TEST(OptmodelLpDialect, WhatItCannotReadIsOneLineNamingFileAndLine) {
         const std::string msg = e.what();
         EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
         EXPECT_NE(msg.find("answer.lp: not a valid CPLEX LP file: line 2"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("(read as Gurobi's LP dialect: line 2: quadratic terms"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("(read as Gurobi's LP dialect: line 2: the objective's quadratic bracket"),
+                  std::string::npos)
+            << msg;
     }
 }
 

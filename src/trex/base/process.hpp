@@ -1,6 +1,7 @@
 // Running a helper program and collecting what it prints (the Parquet reader's Python, for example). No shell: argv
-// is passed as it is. Both streams are read as they come (no pipe can fill up and stall the child); the child is
-// killed (SIGKILL to its process group) after timeout_s.
+// is passed as it is. Both streams are read as they come, and `input` is written to the child's stdin meanwhile (no
+// pipe can fill up and stall either side; stdin is /dev/null when input is empty); the child is killed (SIGKILL to
+// its process group) after timeout_s.
 #pragma once
 
 #include <string>
@@ -17,6 +18,6 @@ struct process_output {
 };
 
 // argv[0] is looked up on PATH when it holds no '/'.
-process_output run_process(const std::vector<std::string>& argv, double timeout_s);
+process_output run_process(const std::vector<std::string>& argv, double timeout_s, const std::string& input = {});
 
 }  // namespace trex

@@ -117,6 +117,11 @@ ojson execute_model_request(const ojson& req) {
             if (r.status == solve_status::optimal) rep["objective"] = r.objective;
             if (r.status == solve_status::time_limit) rep["detail"] = "solver time limit";
             if (r.status == solve_status::error) rep["detail"] = "solver error: " + r.message;
+            // a quadratic model the QP path refuses (nonconvex, MIQP): a feature, not a failure
+            if (r.status == solve_status::error && unsupported_feature(r.message)) {
+                rep["status"] = "unsupported";
+                rep["detail"] = r.message;
+            }
             if (r.status == solve_status::optimal && req.value("solution", false)) add_solution(m, r, &rep);
         } else if (op == "structure") {
             model ref;
@@ -240,6 +245,13 @@ ojson executor::call_worker(const ojson& req, double timeout_s) {
             spec.env.push_back("ASAN_OPTIONS=handle_segv=0:handle_abort=0:detect_leaks=0");
         }
         spec.expose = {fs::path(cfg_.trex_bin).parent_path().string()};
+        if (!cfg_.python.empty() && !cfg_.runner_dir.empty()) {
+            // convex quadratic models: the worker runs HiGHS through the runner directory's helper (solve_qp)
+            for (const std::string& d : python_dirs(cfg_.python)) spec.expose.push_back(d);
+            spec.expose.push_back(cfg_.runner_dir);
+            spec.env.push_back("TREX_QP_PYTHON=" + sandbox_python_path(cfg_.python));
+            spec.env.push_back("TREX_QP_HELPER=" + cfg_.runner_dir + "/trex_qp.py");
+        }
         spec.limits = cfg_.limits;
         spec.limits.cpu_s = 1e6;  // cumulative over the worker's life: the per-request wall clock bounds it
         spec.limits.nproc = 16;
@@ -627,6 +639,9 @@ exec_outcome interpret_python_run(const sandbox_result& r, const channel_log& lo
             o.detail = "solver time limit";
         } else if (s.status == "solver_crash") {
             o.status = "solver_crash";
+        } else if (s.status == "unsupported") {
+            o.status = "unsupported";  // a quadratic model the solvers refuse (nonconvex, MIQP)
+            o.source.clear();
         } else {
             o.status = "runtime_error";
             o.detail = fmt::format("the last solve ended '{}'{}", s.status, s.detail.empty() ? "" : ": " + s.detail);

@@ -102,8 +102,9 @@ class executor {
     std::string buf_;
 };
 
-// An error that names a feature trex's shims or readers cannot carry out (quadratic terms, general constraints, SOS,
-// indicators, semi-continuous variables): outcome "unsupported", not a modelling error of the answer.
+// An error that names a feature trex's shims, readers or solvers cannot carry out (nonconvex quadratic terms, MIQP,
+// general constraints, SOS, indicators, semi-continuous variables): outcome "unsupported", not a modelling error of
+// the answer.
 bool unsupported_feature(const std::string& error);
 
 // Interpretation of a finished Python sandbox run and the harness's log of its solves (exposed for tests).

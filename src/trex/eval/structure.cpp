@@ -46,8 +46,8 @@ ngraph normalise(const model& m) {
             lb = std::max(lb, 0.0);
             ub = std::min(ub, 1.0);
         }
-        g.vlabel.push_back(fmt::format("v|{}|{}|{}|{}", integral ? "I" : "C", num_key(lb), num_key(ub),
-                                       num_key(s * v.obj)));
+        g.vlabel.push_back(
+            fmt::format("v|{}|{}|{}|{}", integral ? "I" : "C", num_key(lb), num_key(ub), num_key(s * v.obj)));
     }
     for (const constraint& c : m.cons) {
         nrow r;
@@ -58,7 +58,8 @@ ngraph normalise(const model& m) {
         r.sense = c.sense == row_sense::eq ? 'E' : 'L';
         double flip = c.sense == row_sense::ge ? -1.0 : 1.0;
         if (c.sense == row_sense::eq) {
-            if (c.rhs < 0) flip = -1.0;
+            if (c.rhs < 0)
+                flip = -1.0;
             else if (c.rhs == 0) {
                 std::vector<double> a, b;
                 for (auto& [j, x] : r.terms) {
@@ -70,8 +71,10 @@ ngraph normalise(const model& m) {
                 std::vector<std::string> ka, kb;
                 for (double x : a) ka.push_back(num_key(x));
                 for (double x : b) kb.push_back(num_key(x));
-                if (ka == kb) r.sign_free = true;
-                else if (kb < ka) flip = -1.0;
+                if (ka == kb)
+                    r.sign_free = true;
+                else if (kb < ka)
+                    flip = -1.0;
             }
         }
         for (auto& [j, x] : r.terms) x *= flip;
@@ -88,8 +91,8 @@ ngraph normalise(const model& m) {
 // The disjoint union of both graphs with shared label ids: nodes [A vars, A rows, B vars, B rows].
 struct union_graph {
     int nA = 0, n = 0;
-    std::vector<int> init;                                // initial colour (label id)
-    std::vector<std::vector<std::pair<int, int>>> adj;    // (edge label id, neighbour)
+    std::vector<int> init;                              // initial colour (label id)
+    std::vector<std::vector<std::pair<int, int>>> adj;  // (edge label id, neighbour)
 };
 
 union_graph build_union(const ngraph& a, const ngraph& b) {
@@ -268,15 +271,21 @@ std::string describe_node(const ngraph& g, int v) {
 
 structure_result compare_structure(const model& answer, const model& reference, const structure_options& opt) {
     structure_result res;
+    if (answer.is_quadratic() || reference.is_quadratic()) {
+        // the graph holds the linear part only: a quadratic model is never called equivalent
+        res.detail = fmt::format("quadratic terms in the {} (the structure judge compares linear models)",
+                                 answer.is_quadratic() ? "answer" : "reference");
+        return res;
+    }
     const ngraph a = normalise(answer), b = normalise(reference);
     if (num_key(a.obj_constant) != num_key(b.obj_constant)) {
-        res.detail = fmt::format("objective constant {} vs reference {}", num_key(a.obj_constant),
-                                 num_key(b.obj_constant));
+        res.detail =
+            fmt::format("objective constant {} vs reference {}", num_key(a.obj_constant), num_key(b.obj_constant));
         return res;
     }
     if (a.nv != b.nv || a.nc != b.nc || a.nnz != b.nnz) {
-        res.detail = fmt::format("size: {} variables, {} constraints, {} nonzeros vs reference {}, {}, {}", a.nv,
-                                 a.nc, a.nnz, b.nv, b.nc, b.nnz);
+        res.detail = fmt::format("size: {} variables, {} constraints, {} nonzeros vs reference {}, {}, {}", a.nv, a.nc,
+                                 a.nnz, b.nv, b.nc, b.nnz);
         return res;
     }
     const union_graph u = build_union(a, b);
@@ -285,10 +294,10 @@ structure_result compare_structure(const model& answer, const model& reference, 
     m.refine(col);
     int bad = -1;
     if (!m.balanced(col, &bad)) {
-        res.detail = "colour refinement separates the models: " +
-                     (bad < u.nA ? "the answer has " + describe_node(a, bad) + " without a counterpart in the reference"
-                                 : "the reference has " + describe_node(b, bad - u.nA) +
-                                       " without a counterpart in the answer");
+        res.detail =
+            "colour refinement separates the models: " +
+            (bad < u.nA ? "the answer has " + describe_node(a, bad) + " without a counterpart in the reference"
+                        : "the reference has " + describe_node(b, bad - u.nA) + " without a counterpart in the answer");
         return res;
     }
     if (m.search(col)) {

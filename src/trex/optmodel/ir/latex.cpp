@@ -68,6 +68,7 @@ std::string latex_var(const std::string& name) {
 }
 
 std::string write_latex(const model& m) {
+    require_linear(m, "the LaTeX writer");
     std::string out = "\\begin{align*}\n";
     out += m.sense == obj_sense::minimize ? "\\min\\quad & " : "\\max\\quad & ";
     bool first = true;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -23,6 +24,22 @@ std::string lower(std::string s) {
     return s;
 }
 
+// One whitespace-separated token, with a quadratic bracket written against its neighbour split off: a leading `[`
+// (`[x^2`, `[-`: no name starts with `[`) and a trailing `]` the token does not open itself (`y^2]`, not `x[1]`).
+void push_token(std::string t, int line, std::vector<token>* out) {
+    while (t.size() > 1 && t[0] == '[') {
+        out->push_back({"[", line});
+        t.erase(0, 1);
+    }
+    const auto opens = std::count(t.begin(), t.end(), '['), closes = std::count(t.begin(), t.end(), ']');
+    if (t.size() > 1 && t.back() == ']' && closes > opens) {
+        out->push_back({t.substr(0, t.size() - 1), line});
+        out->push_back({"]", line});
+        return;
+    }
+    out->push_back({std::move(t), line});
+}
+
 // Whitespace-separated tokens; `\` starts a comment that runs to the end of the line.
 std::vector<token> tokenize(const std::string& text) {
     std::vector<token> out;
@@ -40,7 +57,7 @@ std::vector<token> tokenize(const std::string& text) {
         } else {
             const size_t b = i;
             while (i < text.size() && !std::isspace((unsigned char)text[i]) && text[i] != '\\') i++;
-            out.push_back({text.substr(b, i - b), line});
+            push_token(text.substr(b, i - b), line, &out);
         }
     }
     return out;
@@ -176,8 +193,9 @@ class lp_parser {
         return true;
     }
     void check_token(const std::string& s) const {
-        if (s == "[" || s == "]" || s.rfind("[", 0) == 0 || s == "^" || s == "*")
-            fail("quadratic terms ([ ... ]) are not supported");
+        if (s == "]" || s == "^" || s == "*" || s.rfind("^", 0) == 0 || s.rfind("/", 0) == 0)
+            fail(fmt::format("'{}' outside a quadratic bracket [ ... ]", s));
+        if (s.size() > 1 && s[0] == '[') fail(fmt::format("'{}': write the quadratic bracket '[' apart", s));
         if (s == "->" || s == "<-") fail("indicator constraints (->) are not supported");
     }
 
@@ -204,13 +222,13 @@ class lp_parser {
     }
 
     // Signed terms up to a sense, a label, a keyword or the end. A number with no variable after it adds to
-    // *constant; in the objective, so does a number times `Constant`.
-    std::vector<term> linear(double* constant, bool objective) {
+    // *constant; in the objective, so does a number times `Constant`. A quadratic bracket adds to *quad.
+    std::vector<term> linear(double* constant, bool objective, std::vector<quad_term>* quad) {
         std::vector<term> terms;
         bool first = true;
         while (!done()) {
             const std::string& t = peek();
-            check_token(t);
+            if (t != "[") check_token(t);
             if (is_sense(t) || t.back() == ':' || peek(1) == ":" || keyword_at_cursor()) break;
             double sign = 1.0;
             bool signed_term = false;
@@ -223,6 +241,11 @@ class lp_parser {
             if (!signed_term && (peek()[0] == '+' || peek()[0] == '-') && parse_number(peek(), &v)) signed_term = true;
             if (!first && !signed_term) break;  // the next row starts
             if (done()) fail("the expression ends after a sign");
+            if (peek() == "[") {
+                quadratic_bracket(sign, objective, quad);
+                first = false;
+                continue;
+            }
             check_token(peek());
             double coef = 1.0;
             bool has_number = false;
@@ -246,10 +269,86 @@ class lp_parser {
         return terms;
     }
 
+    // `name ^ 2`, `name ^2`, `name^2` (a square) or `name * name` (a product) at the cursor, consumed: the pair.
+    std::pair<int, int> quadratic_factor() {
+        std::string n = peek();
+        if (n == "]" || n == "[" || n == "]/2") fail(fmt::format("'{}' where a quadratic term was expected", n));
+        const size_t star = n.find('*');
+        if (star != std::string::npos && star > 0 && is_name(n.substr(0, star)) && is_name(n.substr(star + 1))) {
+            const int a = var(n.substr(0, star)), b = var(n.substr(star + 1));  // `x*y`
+            pos_++;
+            return {std::min(a, b), std::max(a, b)};
+        }
+        const size_t caret = n.find('^');
+        if (caret != std::string::npos && caret > 0 && n.substr(caret) == "^2") {
+            n = n.substr(0, caret);
+            if (!is_name(n)) fail(fmt::format("'{}' is not a variable name", n));
+            pos_++;
+            const int j = var(n);
+            return {j, j};
+        }
+        if (!is_name(n)) fail(fmt::format("'{}' is not a variable name in a quadratic term", n));
+        const int a = var(n);
+        pos_++;
+        if (peek() == "^2" || (peek() == "^" && peek(1) == "2")) {
+            pos_ += peek() == "^2" ? 1 : 2;
+            return {a, a};
+        }
+        if (peek() == "^") fail(fmt::format("'{} ^ {}': only squares are quadratic", n, peek(1)));
+        if (peek() != "*") fail(fmt::format("'{}' in a quadratic bracket is neither a square nor a product", n));
+        pos_++;
+        if (!is_name(peek())) fail(fmt::format("'{}' is not a variable name in a quadratic term", peek()));
+        const int b = var(peek());
+        pos_++;
+        return {std::min(a, b), std::max(a, b)};
+    }
+
+    // `[ terms ]` (rows) or `[ terms ] / 2` (the objective: the bracket holds twice its quadratic coefficients) at the
+    // cursor; each term sign * number * factor is added to *quad, halved in the objective.
+    void quadratic_bracket(double outer_sign, bool objective, std::vector<quad_term>* quad) {
+        const int line = toks_[pos_].line;
+        pos_++;  // [
+        bool first = true;
+        while (!done() && peek() != "]" && peek() != "]/2") {
+            double sign = outer_sign;
+            bool signed_term = false;
+            while (peek() == "+" || peek() == "-") {
+                sign = peek() == "-" ? -sign : sign;
+                signed_term = true;
+                pos_++;
+            }
+            if (!first && !signed_term && !(peek()[0] == '+' || peek()[0] == '-'))
+                fail(fmt::format("'{}': quadratic terms are separated by + or -", peek()));
+            double coef = 1.0;
+            if (parse_number(peek(), &coef)) {
+                pos_++;
+            } else if (peek().size() > 1 && (peek()[0] == '-' || peek()[0] == '+') && is_name(peek().substr(1))) {
+                sign = peek()[0] == '-' ? -sign : sign;  // `-y` (the sign against the name)
+                toks_[pos_].text.erase(0, 1);
+            }
+            if (done()) break;
+            const auto [i, j] = quadratic_factor();
+            quad->push_back({i, j, sign * coef * (objective ? 0.5 : 1.0)});
+            first = false;
+        }
+        if (done()) fail_at(line, "a quadratic bracket '[' without ']'");
+        bool halved = peek() == "]/2";
+        pos_++;  // ] or ]/2
+        if (!halved && peek() == "/2") {
+            halved = true;
+            pos_++;
+        } else if (!halved && peek() == "/" && peek(1) == "2") {
+            halved = true;
+            pos_ += 2;
+        }
+        if (objective && !halved) fail_at(line, "the objective's quadratic bracket must end with '] / 2'");
+        if (!objective && halved) fail_at(line, "a constraint's quadratic bracket takes no '/ 2'");
+    }
+
     void objective() {
         label();
         double constant = 0.0;
-        for (const term& t : linear(&constant, true)) m_.vars[t.var].obj += t.coef;
+        for (const term& t : linear(&constant, true, &m_.obj_quad)) m_.vars[t.var].obj += t.coef;
         m_.obj_constant += constant;
     }
 
@@ -283,7 +382,8 @@ class lp_parser {
             const int line = toks_[pos_].line;
             std::string name = label();
             double constant = 0.0;
-            std::vector<term> terms = linear(&constant, false);
+            std::vector<quad_term> quad;
+            std::vector<term> terms = linear(&constant, false, &quad);
             if (done() || !is_sense(peek())) fail_at(line, "a row without <=, >= or =");
             const row_sense s = sense_of(peek());
             pos_++;
@@ -291,6 +391,7 @@ class lp_parser {
             if (!done()) check_token(peek());
             if (name.empty()) name = fmt::format("R{}", ++unnamed_rows_);
             m_.add_con(name, std::move(terms), s, rhs);
+            m_.cons.back().quad = merged_quad(std::move(quad));
         }
     }
 
@@ -376,6 +477,7 @@ class lp_parser {
                 c.name = renamed;
             }
         }
+        m_.obj_quad = merged_quad(std::move(m_.obj_quad));
         fix_gurobi_constant();
         fold_constant_column(m_);
         return std::move(m_);

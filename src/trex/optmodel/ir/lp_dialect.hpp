@@ -11,8 +11,14 @@
 //     move to the right; unnamed rows are named R1, R2, ... in order;
 //   - `Bounds`: `lo <= x <= hi`, `x <= hi`, `x >= lo`, `lo <= x`, `x = v`, `x free`, with `inf`/`infinity` (any
 //     sign) infinite; numbers are kept as written (the solvers' rules for |v| >= 1e30 apply, solve.hpp);
-//   - `Generals|General|Gen`, `Binaries|Binary|Bin` (binaries get [0, 1]); `End`.
-// Refused with a trex::error naming `what` and the line: quadratic terms (`[ ... ]`), indicator rows (`->`),
+//   - `Generals|General|Gen`, `Binaries|Binary|Bin` (binaries get [0, 1]); `End`;
+//   - quadratic terms in a bracket, in the objective `+ [ 4 x ^ 2 - 2 x * y ] / 2` (the bracket holds twice the
+//     coefficients: model::obj_quad gets {x,x,2}, {x,y,-1}), in a row `r: x + [ x ^ 2 + y ^ 2 ] <= 4` (not halved),
+//     as Gurobi, CPLEX, COPT and Pyomo write them: `x ^ 2`, `x ^2`, `x^2`, `x * y`, `x*y`, signs and numbers apart or
+//     against the term (`+2 x ^ 2`, `-y ^ 2`), the bracket apart or against its neighbours (`[x^2`, `y^2]`, `]/2`),
+//     anywhere in the expression. A missing `/ 2` in the objective, a `/ 2` in a row, a power other than 2 and a
+//     `^` or `*` outside a bracket are errors.
+// Refused with a trex::error naming `what` and the line: indicator rows (`->`),
 // semi-continuous / SOS / general-constraint / lazy sections, and any token this grammar cannot read unambiguously
 // — a name that starts with a digit, `.`, or holds one of `+ - * ^ < > = :` (in the CPLEX grammar `x+y` is a sum,
 // in Gurobi's one name), which read_lp_file then hands to GLPK's CPLEX reader.

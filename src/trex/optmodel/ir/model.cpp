@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -58,7 +60,7 @@ int model::add_con(std::string cname, std::vector<term> terms, row_sense s, doub
         }
     }
     out.erase(std::remove_if(out.begin(), out.end(), [](const term& t) { return t.coef == 0.0; }), out.end());
-    cons.push_back({std::move(cname), std::move(out), s, rhs});
+    cons.push_back({std::move(cname), std::move(out), s, rhs, {}});
     return (int)cons.size() - 1;
 }
 
@@ -67,6 +69,42 @@ bool model::is_mip() const {
         if (v.type != var_type::continuous) return true;
     return false;
 }
+
+bool model::is_quadratic() const {
+    if (!obj_quad.empty()) return true;
+    for (const auto& c : cons)
+        if (!c.quad.empty()) return true;
+    return false;
+}
+
+std::vector<quad_term> merged_quad(std::vector<quad_term> q) {
+    std::vector<quad_term> out;
+    std::map<std::pair<int, int>, size_t> where;
+    for (quad_term t : q) {
+        if (t.i > t.j) std::swap(t.i, t.j);
+        auto [it, fresh] = where.emplace(std::make_pair(t.i, t.j), out.size());
+        if (fresh)
+            out.push_back(t);
+        else
+            out[it->second].coef += t.coef;
+    }
+    out.erase(std::remove_if(out.begin(), out.end(), [](const quad_term& t) { return t.coef == 0.0; }), out.end());
+    return out;
+}
+
+void require_linear(const model& m, const char* what) {
+    TREX_CHECK(!m.is_quadratic(), "{} does not support quadratic terms (model '{}')", what, m.name);
+}
+
+namespace {
+
+double quad_value(const std::vector<quad_term>& q, const std::vector<double>& x) {
+    double s = 0;
+    for (const quad_term& t : q) s += t.coef * x[t.i] * x[t.j];
+    return s;
+}
+
+}  // namespace
 
 long model::nonzeros() const {
     long n = 0;
@@ -77,14 +115,34 @@ long model::nonzeros() const {
 double model::objective_at(const std::vector<double>& x) const {
     double s = obj_constant;
     for (size_t j = 0; j < vars.size() && j < x.size(); j++) s += vars[j].obj * x[j];
+    if (!obj_quad.empty() && x.size() >= vars.size()) s += quad_value(obj_quad, x);
     return s;
 }
 
 double model::activity(int i, const std::vector<double>& x) const {
     double s = 0;
     for (const term& t : cons[i].terms) s += t.coef * x[t.var];
-    return s;
+    return s + quad_value(cons[i].quad, x);
 }
+
+namespace {
+
+void validate_quad(const model& m, const std::vector<quad_term>& q, const std::string& where) {
+    std::set<std::pair<int, int>> seen;
+    const int n = (int)m.vars.size();
+    for (const quad_term& t : q) {
+        TREX_CHECK(t.i >= 0 && t.j >= 0 && t.i < n && t.j < n,
+                   "model '{}': a quadratic term of {} refers to variable {} (model has {})", m.name, where,
+                   std::max(t.i, t.j), n);
+        TREX_CHECK(t.i <= t.j, "model '{}': a quadratic term of {} is not ordered (i {} > j {})", m.name, where, t.i,
+                   t.j);
+        TREX_CHECK(std::isfinite(t.coef), "model '{}': {} has a non-finite quadratic coefficient", m.name, where);
+        TREX_CHECK(seen.insert({t.i, t.j}).second, "model '{}': {} repeats the quadratic term {} * {}", m.name, where,
+                   m.vars[t.i].name, m.vars[t.j].name);
+    }
+}
+
+}  // namespace
 
 void validate(const model& m) {
     TREX_CHECK(!m.name.empty(), "model has an empty name");
@@ -120,7 +178,9 @@ void validate(const model& m) {
             TREX_CHECK(seen.insert(t.var).second, "model '{}': constraint '{}' repeats variable '{}'", m.name, c.name,
                        m.vars[t.var].name);
         }
+        validate_quad(m, c.quad, "constraint '" + c.name + "'");
     }
+    validate_quad(m, m.obj_quad, "the objective");
 }
 
 namespace {
@@ -156,6 +216,15 @@ uint64_t canonical_hash(const model& m) {
         vc[j] = combine(h, hash_double(v.obj));
     }
     for (size_t i = 0; i < k; i++) cc[i] = combine((uint64_t)m.cons[i].sense + 7, hash_double(m.cons[i].rhs));
+    // quadratic terms: a square colours its variable; a row's or the objective's terms colour the holder (a product's
+    // colour is refined with its two variables below)
+    for (const quad_term& t : m.obj_quad)
+        if (t.i == t.j) vc[t.i] = combine(vc[t.i], combine(0x51, hash_double(t.coef)));
+    for (size_t i = 0; i < k; i++)
+        for (const quad_term& t : m.cons[i].quad) {
+            cc[i] = combine(cc[i], combine(0x52, hash_double(t.coef)));
+            if (t.i == t.j) vc[t.i] = combine(vc[t.i], combine(0x53, hash_double(t.coef)));
+        }
     // column lists for the variable side of the refinement
     std::vector<std::vector<std::pair<int, double>>> cols(n);
     for (size_t i = 0; i < k; i++)
@@ -176,6 +245,11 @@ uint64_t canonical_hash(const model& m) {
         vc.swap(nvc);
     }
     uint64_t h = combine((uint64_t)m.sense + 3, hash_double(m.obj_constant));
+    std::vector<uint64_t> products;
+    for (const quad_term& t : m.obj_quad)
+        products.push_back(
+            combine(hash_double(t.coef), vc[t.i] < vc[t.j] ? combine(vc[t.i], vc[t.j]) : combine(vc[t.j], vc[t.i])));
+    h = combine(h, multiset_hash(std::move(products)));
     h = combine(h, multiset_hash(vc));
     return combine(h, multiset_hash(cc));
 }
@@ -186,14 +260,23 @@ void fold_constant_column(model& m) {
         const bool constant_name = v.name == "obj_constant" || v.name == "Constant" || v.name == "ONE_VAR_CONSTANT";
         if (!constant_name || v.lb != 1.0 || v.ub != 1.0) continue;
         bool in_row = false;
-        for (const auto& c : m.cons)
+        auto in_quad = [&](const std::vector<quad_term>& q) {
+            for (const quad_term& t : q) in_row = in_row || t.i == (int)j || t.j == (int)j;
+        };
+        for (const auto& c : m.cons) {
             for (const term& t : c.terms) in_row = in_row || t.var == (int)j;
+            in_quad(c.quad);
+        }
+        in_quad(m.obj_quad);
         if (in_row) return;
         m.obj_constant += v.obj;
         m.vars.erase(m.vars.begin() + (long)j);
-        for (auto& c : m.cons)
-            for (term& t : c.terms)
-                if (t.var > (int)j) t.var--;
+        auto shift = [&](int& v) { v -= v > (int)j; };
+        for (auto& c : m.cons) {
+            for (term& t : c.terms) shift(t.var);
+            for (quad_term& q : c.quad) shift(q.i), shift(q.j);
+        }
+        for (quad_term& q : m.obj_quad) shift(q.i), shift(q.j);
         return;
     }
 }

@@ -25,6 +25,25 @@ void append_term(std::string& out, size_t& line_start, double coef, const std::s
     out += name;
 }
 
+// Appends " + [ 4 x ^ 2 - 2 x * y ]" (times `scale`: 2 in the objective, whose bracket is halved by "/ 2").
+void append_quad(std::string& out, size_t& line_start, const std::vector<quad_term>& q, double scale,
+                 const safe_names& names, bool first) {
+    if (q.empty()) return;
+    out += first ? "[ " : " + [ ";
+    for (size_t k = 0; k < q.size(); k++) {
+        const std::string& a = names.vars[q[k].i];
+        const std::string factor = q[k].i == q[k].j ? a + " ^ 2" : a + " * " + names.vars[q[k].j];
+        if (out.size() - line_start > 200) {
+            out += "\n   ";
+            line_start = out.size() - 3;
+        }
+        const double c = scale * q[k].coef;
+        out += k == 0 ? (c < 0 ? "- " : "") : (c < 0 ? " - " : " + ");
+        out += format_number(std::fabs(c)) + " " + factor;
+    }
+    out += " ]";
+}
+
 }  // namespace
 
 std::string write_lp(const model& m) {
@@ -45,17 +64,21 @@ std::string write_lp(const model& m) {
         append_term(out, line_start, m.obj_constant, const_name, first);
         first = false;
     }
+    append_quad(out, line_start, m.obj_quad, 2.0, names, first);
+    if (!m.obj_quad.empty()) out += " / 2";
+    first = first && m.obj_quad.empty();
     if (first) out += m.vars.empty() ? "0" : "0 " + names.vars[0];
     out += "\nSubject To\n";
     for (size_t i = 0; i < m.cons.size(); i++) {
         const constraint& c = m.cons[i];
         line_start = out.size();
         out += " " + names.cons[i] + ": ";
-        if (c.terms.empty()) {
+        if (c.terms.empty() && c.quad.empty()) {
             out += "0 " + names.vars[0];
         } else {
             for (size_t k = 0; k < c.terms.size(); k++)
                 append_term(out, line_start, c.terms[k].coef, names.vars[c.terms[k].var], k == 0);
+            append_quad(out, line_start, c.quad, 1.0, names, c.terms.empty());
         }
         out += fmt::format(" {} {}\n", row_sense_name(c.sense), format_number(c.rhs));
     }

@@ -32,6 +32,7 @@ std::string linear(const std::vector<std::pair<double, std::string>>& terms) {
 }  // namespace
 
 std::string write_mathprog(const model& m) {
+    require_linear(m, "the MathProg writer");
     const safe_names names = make_safe_names(m);
     std::string out = fmt::format("/* Problem: {} */\n\n", m.name);
     for (size_t j = 0; j < m.vars.size(); j++) {
@@ -55,8 +56,10 @@ std::string write_mathprog(const model& m) {
         if (m.vars[j].obj != 0.0) obj.push_back({m.vars[j].obj, names.vars[j]});
     std::string objtext = linear(obj);
     if (m.obj_constant != 0.0) {
-        if (obj.empty()) objtext = format_number(m.obj_constant);
-        else objtext += (m.obj_constant < 0 ? " - " : " + ") + format_number(std::fabs(m.obj_constant));
+        if (obj.empty())
+            objtext = format_number(m.obj_constant);
+        else
+            objtext += (m.obj_constant < 0 ? " - " : " + ") + format_number(std::fabs(m.obj_constant));
     }
     out += fmt::format("\n{} obj: {};\n\n", m.sense == obj_sense::minimize ? "minimize" : "maximize", objtext);
     for (size_t i = 0; i < m.cons.size(); i++) {

@@ -11,6 +11,7 @@ namespace trex::optmodel {
 // integer columns sit between INTORG/INTEND markers and always get explicit bounds (some readers default an
 // unbounded integer column to [0, 1]).
 std::string write_mps(const model& m) {
+    require_linear(m, "the MPS writer");
     const safe_names names = make_safe_names(m);
     std::string out = fmt::format("* Problem: {}\nNAME model\n", m.name);
     if (m.sense == obj_sense::maximize) out += "OBJSENSE\n    MAX\n";
@@ -66,10 +67,14 @@ std::string write_mps(const model& m) {
             out += fmt::format(" FR BND {}\n", n);
             continue;
         }
-        if (v.lb == -inf) out += fmt::format(" MI BND {}\n", n);
-        else if (v.lb != 0.0 || is_int) out += fmt::format(" LO BND {} {}\n", n, format_number(v.lb));
-        if (v.ub != inf) out += fmt::format(" UP BND {} {}\n", n, format_number(v.ub));
-        else if (is_int) out += fmt::format(" PL BND {}\n", n);
+        if (v.lb == -inf)
+            out += fmt::format(" MI BND {}\n", n);
+        else if (v.lb != 0.0 || is_int)
+            out += fmt::format(" LO BND {} {}\n", n, format_number(v.lb));
+        if (v.ub != inf)
+            out += fmt::format(" UP BND {} {}\n", n, format_number(v.ub));
+        else if (is_int)
+            out += fmt::format(" PL BND {}\n", n);
     }
     out += "ENDATA\n";
     return out;

@@ -35,6 +35,7 @@ std::string py_linear(const std::vector<std::pair<double, int>>& terms, const st
 }  // namespace
 
 std::string write_pulp(const model& m) {
+    require_linear(m, "the PuLP writer");
     const safe_names names = make_safe_names(m);
     std::string out = "import pulp\n\n";
     out += fmt::format("prob = pulp.LpProblem(\"{}\", pulp.{})\n", names.vars.empty() ? "model" : "model",
@@ -89,6 +90,7 @@ std::string pulp_epilogue(bool values) {
 }
 
 std::string write_gurobipy(const model& m) {
+    require_linear(m, "the gurobipy writer");
     const safe_names names = make_safe_names(m);
     std::string out = "import gurobipy as gp\nfrom gurobipy import GRB\n\n";
     out += "m = gp.Model(\"model\")\nm.Params.OutputFlag = 0\nv = {}\n";

@@ -1,5 +1,6 @@
 // Solving the IR: COIN (Clp for LPs, Cbc through CbcMain0/CbcMain1 for MILPs) and, independently, GLPK
-// (glp_simplex / glp_intopt, presolve on). Solver logs are suppressed; every call has a time limit.
+// (glp_simplex / glp_intopt, presolve on); convex quadratic models by HiGHS (solve_qp). Solver logs are suppressed;
+// every call has a time limit.
 //
 // Numbers: both solvers get the model's numbers through solver_bounds_of, so they see the same model and none of
 // them is handed a number that makes it abort (Clp asserts |objective coefficient| < 1e25 and kills the process) or
@@ -48,9 +49,9 @@ bool is_small_mip(const model& m);  // a MILP within both limits above
 
 struct solve_result {
     solve_status status = solve_status::error;
-    double objective = 0.0;            // with the constant; meaningful when optimal
-    std::vector<double> x;             // [vars] primal values (when optimal)
-    std::vector<double> activity;      // [cons] row activities a_i x (when optimal)
+    double objective = 0.0;        // with the constant; meaningful when optimal
+    std::vector<double> x;         // [vars] primal values (when optimal)
+    std::vector<double> activity;  // [cons] row activities a_i x (when optimal)
     // LPs only (when optimal): dual[i] = d(optimal objective)/d(rhs_i) and reduced_cost[j] = d(objective)/d(x_j)
     // along the basis, both in the model's own sense (for a max problem a positive dual means "more rhs, more
     // objective").
@@ -74,8 +75,37 @@ struct solver_bounds {
 // The bounds of m under the rules above; throws trex::error naming what is refused.
 solver_bounds solver_bounds_of(const model& m);
 
-solve_result solve_coin(const model& m, const solve_options& opt = {});
-solve_result solve_glpk(const model& m, const solve_options& opt = {});
+solve_result solve_coin(const model& m, const solve_options& opt = {});  // a quadratic model: solve_qp
+solve_result solve_glpk(const model& m, const solve_options& opt = {});  // a quadratic model: error
+
+// Quadratic models (model::is_quadratic), solved as convex problems only — what is refused, and why:
+//   * integer or binary variables (MIQP / MIQCP);
+//   * an objective that is not convex in its sense (minimised with a Hessian that is not positive semidefinite,
+//     maximised with one that is not negative semidefinite), a quadratic <= row whose Hessian is not positive
+//     semidefinite, a quadratic >= row whose Hessian is not negative semidefinite, a quadratic equality row.
+// The Hessians are checked by a pivoted LDL' factorisation (pivots down to -1e-9 of the largest entry count as
+// zero). quadratic_refusal gives the reason, "" when m is a convex (QC)QP; every reason ends in "are not supported".
+std::string quadratic_refusal(const model& m);
+
+// A convex QP or QCQP by HiGHS (the `highspy` package of the Python that find_python_with_pulp() names, or
+// TREX_QP_PYTHON; the helper script python/trex_eval/trex_qp.py, or TREX_QP_HELPER): the objective and linear rows
+// as HiGHS's QP, quadratic rows by outer approximation (tangent cuts, feasibility 1e-9 relative). HiGHS's point is
+// taken as optimal only when it checks out (solution_checks_out, quadratic rows included) and its optimality gap
+// (qp_optimality_gap, by Clp) is at most kQpGapTolerance * max(1, |objective|); the message then gives the gap.
+// Duals: of every row (a quadratic row's is the sum of its tangent cuts'), in the model's sense as for LPs; no
+// reduced costs. A refused model (quadratic_refusal) or a missing highspy is status error with the reason.
+constexpr double kQpGapTolerance = 1e-7;
+solve_result solve_qp(const model& m, const solve_options& opt = {});
+
+// An upper bound on how far x is from optimal for a convex model m (possibly quadratic), in objective units, by weak
+// duality: in minimisation form, with lambda_k >= 0 the multipliers of the quadratic rows taken from `dual` (the
+// rows' duals as solve_result gives them; absent or of the wrong sign: 0) and L = f + sum lambda_k (g_k - rhs_k) in
+// the rows' convex orientation, every feasible y has f(y) >= L(y) >= L(x) + grad L(x)'(y - x). The LP min grad L(x)'y
+// over m's bounds, linear rows and the tangent cuts of the quadratic rows at x (a relaxation: every row is convex)
+// is solved by Clp, so f* >= f(x) - gap with gap = grad L(x)'x - LP - sum lambda_k (g_k(x) - rhs_k). Returns gap
+// (about 0 for an optimal x with its multipliers; any lambda >= 0 gives a valid bound), +inf when the LP is unbounded
+// or fails (x is then not optimal, or not precise enough to be certified).
+double qp_optimality_gap(const model& m, const std::vector<double>& x, const std::vector<double>& dual = {});
 
 // Whether x meets every bound and row of m within 1e-6 + 1e-9·(the row's Σ|a_ij x_j|) (the bound's |x_j|).
 bool solution_checks_out(const model& m, const std::vector<double>& x);

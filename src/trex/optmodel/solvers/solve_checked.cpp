@@ -50,6 +50,7 @@ solve_result refute(solve_result taken, const solve_result& refuted) {
 }  // namespace
 
 solve_result solve_checked(const model& m, const solve_options& opt) {
+    if (m.is_quadratic()) return solve_qp(m, opt);  // certified by its own optimality check
     solve_result c = coin_or_error(m, opt);
     if (!m.is_mip()) {
         if (c.status != solve_status::error) return c;

@@ -172,6 +172,10 @@ bool solution_checks_out(const model& m, const std::vector<double>& x) {
             activity += t.coef * x[t.var];
             scale += std::fabs(t.coef * x[t.var]);
         }
+        for (const quad_term& q : c.quad) {
+            activity += q.coef * x[q.i] * x[q.j];
+            scale += std::fabs(q.coef * x[q.i] * x[q.j]);
+        }
         const double tol = 1e-6 + 1e-9 * scale;
         if (c.sense != row_sense::ge && !(activity <= c.rhs + tol)) return false;
         if (c.sense != row_sense::le && !(activity >= c.rhs - tol)) return false;
@@ -234,6 +238,7 @@ const char* solve_status_name(solve_status s) {
 }
 
 solve_result solve_coin(const model& m, const solve_options& opt) {
+    if (m.is_quadratic()) return solve_qp(m, opt);
     const double t0 = now_seconds();
     solve_result r;
     r.solver = m.is_mip() ? "cbc" : "clp";

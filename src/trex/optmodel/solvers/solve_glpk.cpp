@@ -41,6 +41,7 @@ solve_result solve_glpk(const model& m, const solve_options& opt) {
     r.solver = mip ? "glpk-intopt" : "glpk-simplex";
     solver_bounds b;
     try {
+        require_linear(m, "GLPK");
         b = solver_bounds_of(m);  // the same numbers COIN gets (solve.hpp)
     } catch (const error& e) {
         r.status = solve_status::error;

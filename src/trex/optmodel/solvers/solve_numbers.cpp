@@ -45,6 +45,17 @@ void check_matrix(const model& m) {
                        "model '{}': constraint '{}' has coefficient {} on variable '{}' (solvers take |a| < {:g})",
                        m.name, c.name, t.coef, m.vars[t.var].name, kMaxMatrixCoefficient);
         }
+    auto check_quad = [&](const std::vector<quad_term>& q, const std::string& where) {
+        for (const quad_term& t : q) {
+            TREX_CHECK(t.i >= 0 && t.j >= 0 && t.i < (int)m.vars.size() && t.j < (int)m.vars.size(),
+                       "model '{}': a quadratic term of {} refers to a variable outside the model", m.name, where);
+            TREX_CHECK(std::isfinite(t.coef) && std::fabs(t.coef) < kMaxMatrixCoefficient,
+                       "model '{}': {} has quadratic coefficient {} (solvers take |q| < {:g})", m.name, where, t.coef,
+                       kMaxMatrixCoefficient);
+        }
+    };
+    check_quad(m.obj_quad, "the objective");
+    for (const constraint& c : m.cons) check_quad(c.quad, "constraint '" + c.name + "'");
 }
 
 }  // namespace
