@@ -1,13 +1,14 @@
-"""The modelling layer the gurobipy and coptpy shims share (docs/eval.md §4): linear expressions, the arithmetic of
-variables, comparisons before they are added to a model, tupledict / tuplelist / multidict / quicksum, number
-checks, and the helpers of addVars, addConstrs, setAttr / setInfo, solves and written files.
+"""The modelling layer the gurobipy and coptpy shims share (docs/eval.md §4): linear and quadratic expressions, the
+arithmetic of variables, comparisons before they are added to a model, tupledict / tuplelist / multidict / quicksum,
+number checks, and the helpers of addVars, addConstrs, setAttr / setInfo, solves and written files.
 
 Contract: a shim makes one Shim (its name for messages, its exception class, its error for general constraints,
 its sense constants, the error a non-number raises), subclasses the *Base classes here under its public names
-(gurobipy.LinExpr, coptpy.ConstrBuilder, tupledict, ...) and hands those to Shim.bind(). The code here reads what
-differs from the Shim only: it raises the shim's exception with the shim's wording and builds and recognises the
-shim's own classes, so each shim behaves as if this code were written in it, and one shim's objects are never taken
-for the other's. What is not the same in both shims (constructors, attribute spellings, reprs, models) stays there.
+(gurobipy.LinExpr, gurobipy.QuadExpr, coptpy.ConstrBuilder, tupledict, ...) and hands those to Shim.bind(). The code
+here reads what differs from the Shim only: it raises the shim's exception with the shim's wording and builds and
+recognises the shim's own classes, so each shim behaves as if this code were written in it, and one shim's objects
+are never taken for the other's. What is not the same in both shims (constructors, attribute spellings, reprs,
+models) stays there.
 """
 import itertools
 import numbers
@@ -43,18 +44,25 @@ class Shim:
         self.general = general  # raises the shim's error for general constraints (`>>`: indicators)
         self.le, self.ge, self.eq = senses  # the sense constants of <=, >=, ==
         self.number_error = number_error  # what a non-number raises (None: float's TypeError / ValueError)
-        self.quadratic = f"quadratic expressions are not supported by the trex {name} shim"
+        self.degree = f"expressions of degree above 2 are not supported by the trex {name} shim"
+        self.division = f"division by a variable (nonlinear) is not supported by the trex {name} shim"
 
-    def bind(self, Var, LinExpr, Constr, tupledict, tuplelist, multidict_dict):
+    def bind(self, Var, LinExpr, QuadExpr, Constr, tupledict, tuplelist, multidict_dict):
         """The shim's classes (Constr: the one `expr <= rhs` builds); multidict_dict: the type of multidict()'s
         value dicts."""
-        self.Var, self.LinExpr, self.Constr = Var, LinExpr, Constr
+        self.Var, self.LinExpr, self.QuadExpr, self.Constr = Var, LinExpr, QuadExpr, Constr
         self.tupledict, self.tuplelist, self.multidict_dict = tupledict, tuplelist, multidict_dict
-        for cls in (Var, LinExpr, Constr, tupledict, tuplelist):
+        for cls in (Var, LinExpr, QuadExpr, Constr, tupledict, tuplelist):
             cls._shim = self
 
     def num(self, x):
         return number(x, self.number_error)
+
+    def refused(self, rep):
+        """The shim's error for a solve the harness answered "unsupported" (a quadratic model that is nonconvex or
+        has integer variables), with the harness's detail."""
+        return self.error(f"this model is not supported by the trex {self.name} shim: "
+                          f"{rep.get('detail') or 'the harness cannot solve it'}")
 
     def quicksum(self, items):
         e = self.LinExpr()
@@ -136,8 +144,41 @@ class VarArithmetic:
     __hash__ = object.__hash__
 
 
-class LinExprBase:
-    """sum(coef * var) + constant: _terms {var: coef} (insertion order), _const."""
+class ExprArithmetic:
+    """What linear and quadratic expressions share: sums and differences through copy() and add(), and comparisons
+    that build the shim's constraint (`expr <= rhs`)."""
+
+    def __add__(self, o):
+        return self.copy().add(o)
+
+    def __radd__(self, o):
+        return self.copy().add(o)
+
+    def __iadd__(self, o):
+        return self.add(o)
+
+    def __sub__(self, o):
+        return self.copy().add(o, -1.0)
+
+    def __isub__(self, o):
+        return self.add(o, -1.0)
+
+    def __le__(self, o):
+        return self._shim.Constr(self, self._shim.le, o)
+
+    def __ge__(self, o):
+        return self._shim.Constr(self, self._shim.ge, o)
+
+    def __eq__(self, o):
+        return self._shim.Constr(self, self._shim.eq, o)
+
+    __hash__ = object.__hash__
+
+
+class LinExprBase(ExprArithmetic):
+    """sum(coef * var) + constant: _terms {var: coef} (insertion order), _const. The product of two expressions with
+    variables is a QuadExpr (QuadExprBase); adding a QuadExpr to one in place (add, +=, quicksum, tupledict.sum)
+    turns it into that QuadExpr."""
 
     def _add_term(self, v, c):
         if not isinstance(v, self._shim.Var):
@@ -162,6 +203,11 @@ class LinExprBase:
             self._terms[expr] = self._terms.get(expr, 0.0) + mult
         elif is_num(expr):
             self._const += shim.num(expr) * mult
+        elif isinstance(expr, shim.QuadExpr):
+            # the sum is quadratic: this object becomes a QuadExpr (same fields, plus the quadratic terms)
+            self.__class__ = shim.QuadExpr
+            self._qterms = {}
+            return self.add(expr, mult)
         elif isinstance(expr, shim.Constr):
             raise shim.error("a constraint cannot be used as an expression")
         else:
@@ -184,34 +230,23 @@ class LinExprBase:
         self._terms = {}
         self._const = 0.0
 
-    # ---- arithmetic: linear only (a product of two expressions with variables raises the shim's error)
-    def __add__(self, o):
-        return self.copy().add(o)
-
-    def __radd__(self, o):
-        return self.copy().add(o)
-
-    def __iadd__(self, o):
-        return self.add(o)
-
-    def __sub__(self, o):
-        return self.copy().add(o, -1.0)
-
+    # ---- arithmetic (a product of two expressions with variables is quadratic)
     def __rsub__(self, o):
         return (self * -1.0).add(o)
 
-    def __isub__(self, o):
-        return self.add(o, -1.0)
-
     def __mul__(self, o):
         shim = self._shim
-        if isinstance(o, (shim.Var, shim.LinExpr)):
+        if isinstance(o, (shim.Var, shim.LinExpr, shim.QuadExpr)):
             if isinstance(o, shim.LinExpr) and not o._terms:
                 o = o._const
             elif not self._terms:
-                return shim.LinExpr().add(o, self._const)
+                return (o * self._const) if isinstance(o, shim.QuadExpr) else shim.LinExpr().add(o, self._const)
+            elif isinstance(o, shim.QuadExpr):
+                if o._qterms:
+                    raise shim.error(shim.degree)
+                return product(shim, self, o)
             else:
-                raise shim.error(shim.quadratic)
+                return product(shim, self, shim.LinExpr().add(o) if isinstance(o, shim.Var) else o)
         c = shim.num(o)
         e = shim.LinExpr()
         e._terms = {v: x * c for v, x in self._terms.items()}
@@ -225,18 +260,15 @@ class LinExprBase:
 
     def __truediv__(self, o):
         shim = self._shim
-        if isinstance(o, (shim.Var, shim.LinExpr)):
-            if isinstance(o, shim.LinExpr) and not o._terms:
-                return self * (1.0 / o._const)
-            raise shim.error(f"division by a variable (nonlinear) is not supported by the trex {shim.name} shim")
+        if isinstance(o, (shim.Var, shim.LinExpr, shim.QuadExpr)):
+            return self * (1.0 / constant_value(shim, o, shim.division))
         return self * (1.0 / shim.num(o))
 
     def __pow__(self, p):
-        if is_num(p) and float(p) == 1.0:
-            return self.copy()
-        if is_num(p) and float(p) == 0.0:
-            return self._shim.LinExpr().add(1.0)
-        raise self._shim.error(self._shim.quadratic)
+        n = exponent(self._shim, p)
+        if n == 2:
+            return self * self
+        return self.copy() if n == 1 else self._shim.LinExpr().add(1.0)
 
     def __rshift__(self, o):
         self._shim.general()
@@ -247,33 +279,193 @@ class LinExprBase:
     def __pos__(self):
         return self
 
-    def __le__(self, o):
-        return self._shim.Constr(self, self._shim.le, o)
-
-    def __ge__(self, o):
-        return self._shim.Constr(self, self._shim.ge, o)
-
-    def __eq__(self, o):
-        return self._shim.Constr(self, self._shim.eq, o)
-
-    __hash__ = object.__hash__
 
 
-def refuse_quadratic(self, *a, **k):
-    """QuadExpr.__init__: a quadratic expression raises the shim's error."""
-    raise self._shim.error(self._shim.quadratic)
+def product(shim, a, b):
+    """a * b of two expressions without quadratic terms (their _terms and _const), expanded: a QuadExpr with the
+    constant a0 * b0, the linear terms a0 * b + b0 * a and a quadratic term per pair of their variables."""
+    q = shim.QuadExpr()
+    q._const = a._const * b._const
+    for const, terms in ((b._const, a._terms), (a._const, b._terms)):
+        if const:
+            for v, c in terms.items():
+                q._terms[v] = q._terms.get(v, 0.0) + c * const
+    for v, c in a._terms.items():
+        for w, d in b._terms.items():
+            q._add_qterm(v, w, c * d)
+    return q
+
+
+def constant_value(shim, o, message):
+    """o as a number: a number, or an expression without variables (its constant); a variable or an expression with
+    variables raises the shim's error with message."""
+    if isinstance(o, (shim.LinExpr, shim.QuadExpr)):
+        if o._terms or getattr(o, "_qterms", None):
+            raise shim.error(message)
+        return o._const
+    if isinstance(o, shim.Var):
+        raise shim.error(message)
+    return shim.num(o)
+
+
+def exponent(shim, p):
+    """The power p of `expr ** p` as 0, 1 or 2; an integer above 2 raises the shim's error naming the degree, any
+    other power one naming the power."""
+    if is_num(p):
+        f = float(p)
+        if f in (0.0, 1.0, 2.0):
+            return int(f)
+        if f.is_integer() and f > 2:
+            raise shim.error(shim.degree)
+    raise shim.error(f"the power {p!r} of an expression is not supported by the trex {shim.name} shim")
+
+
+class QuadExprBase(ExprArithmetic):
+    """A quadratic expression: the fields of a linear one (_terms {var: coef}, _const) and _qterms, the terms
+    coef * var1 * var2, one per unordered pair of variables (x*y and y*x merge) in insertion order, as
+    {(id(var1), id(var2)): (var1, var2, coef)} (keyed by ids, since == of variables builds a constraint).
+
+    Arithmetic keeps the degree at most 2: sums with expressions, variables and numbers, products and quotients with
+    numbers (or expressions without variables); a product with anything holding a variable and a power above 1
+    raise the shim's error naming the degree. An expression without quadratic terms multiplies as a linear one."""
+
+    _add_term = LinExprBase._add_term
+
+    def _add_qterm(self, v1, v2, c):
+        shim = self._shim
+        for v in (v1, v2):
+            if not isinstance(v, shim.Var):
+                raise shim.error(f"not a variable: {v!r}")
+        key = (id(v1), id(v2))
+        old = self._qterms.get(key)
+        if old is None and (id(v2), id(v1)) in self._qterms:
+            key = (id(v2), id(v1))
+            old = self._qterms[key]
+        self._qterms[key] = (v1, v2, c) if old is None else (old[0], old[1], old[2] + c)
+
+    def copy(self):
+        q = self._shim.QuadExpr()
+        q._terms = dict(self._terms)
+        q._const = self._const
+        q._qterms = dict(self._qterms)
+        return q
+
+    def add(self, expr, mult=1.0):
+        """self += mult * expr (a quadratic or linear expression, a variable or a number); returns self."""
+        shim = self._shim
+        if not isinstance(expr, shim.QuadExpr):
+            return LinExprBase.add(self, expr, mult)  # the same fields: the linear part and the constant
+        mult = shim.num(mult)
+        for v1, v2, c in list(expr._qterms.values()):
+            self._add_qterm(v1, v2, c * mult)
+        for v, c in list(expr._terms.items()):
+            self._terms[v] = self._terms.get(v, 0.0) + c * mult
+        self._const += expr._const * mult
+        return self
+
+    def _scaled(self, k):
+        q = self._shim.QuadExpr()
+        q._terms = {v: c * k for v, c in self._terms.items()}
+        q._const = self._const * k
+        q._qterms = {key: (v1, v2, c * k) for key, (v1, v2, c) in self._qterms.items()}
+        return q
+
+    def _qterm(self, i):
+        return list(self._qterms.values())[i]
+
+    def getVar1(self, i):
+        """The first variable of the i-th quadratic term."""
+        return self._qterm(i)[0]
+
+    def getVar2(self, i):
+        return self._qterm(i)[1]
+
+    def getCoeff(self, i):
+        """The coefficient of the i-th quadratic term."""
+        return self._qterm(i)[2]
+
+    def getLinExpr(self):
+        """The linear part with the constant, a LinExpr."""
+        e = self._shim.LinExpr()
+        e._terms = dict(self._terms)
+        e._const = self._const
+        return e
+
+    def getConstant(self):
+        return self._const
+
+    def getValue(self):
+        return (self._const + sum(c * v.x for v, c in self._terms.items())
+                + sum(c * v1.x * v2.x for v1, v2, c in self._qterms.values()))
+
+    def clear(self):
+        self._terms = {}
+        self._const = 0.0
+        self._qterms = {}
+
+    def remove(self, item):
+        """remove(i): the i-th quadratic term; remove(var): every term, linear or quadratic, with var."""
+        if isinstance(item, self._shim.Var):
+            self._remove_var(item)
+        else:
+            self._remove_qterm(int(item))
+
+    def _remove_var(self, v):
+        """Drops every term, linear or quadratic, with the variable v."""
+        self._terms.pop(v, None)
+        self._qterms = drop_var(self._qterms, v)
+
+    def _remove_qterm(self, i):
+        del self._qterms[list(self._qterms)[i]]
+
+    # ---- arithmetic
+    def __rsub__(self, o):
+        return self._scaled(-1.0).add(o)
+
+    def __mul__(self, o):
+        shim = self._shim
+        if not self._qterms and isinstance(o, (shim.Var, shim.LinExpr, shim.QuadExpr)):
+            return self.getLinExpr() * o
+        return self._scaled(constant_value(shim, o, shim.degree))
+
+    __rmul__ = __mul__
+
+    def __imul__(self, o):
+        return self * o
+
+    def __truediv__(self, o):
+        return self._scaled(1.0 / constant_value(self._shim, o, self._shim.division))
+
+    def __pow__(self, p):
+        n = exponent(self._shim, p)
+        if n == 0:
+            return self._shim.LinExpr().add(1.0)
+        return self.copy() if n == 1 else self * self
+
+    def __neg__(self):
+        return self._scaled(-1.0)
+
+    def __pos__(self):
+        return self
+
+    def __rshift__(self, o):
+        self._shim.general()
+
+
 
 
 class ComparisonBase:
     """`lhs sense rhs` (gurobipy's TempConstr, coptpy's ConstrBuilder) before it is added to a model."""
 
     def __init__(self, lhs, sense, rhs):
-        self.lhs = lhs if isinstance(lhs, self._shim.LinExpr) else self._shim.LinExpr().add(lhs)
+        shim = self._shim
+        self.lhs = lhs if isinstance(lhs, (shim.LinExpr, shim.QuadExpr)) else shim.LinExpr().add(lhs)
         self.sense = sense
         self.rhs = rhs
 
     def _row(self):
-        """lhs - rhs as one expression: `row sense 0`, the right-hand side is minus its constant."""
+        """lhs - rhs as one expression (a LinExpr, or a QuadExpr where either side is quadratic): `row sense 0`,
+        the right-hand side is minus its constant."""
         e = self.lhs.copy()
         e.add(self.rhs, -1.0)
         return e
@@ -421,23 +613,41 @@ def spread(objs, values, set_one):
 
 
 def set_objective(variables, expr, attr):
-    """setObjective: each variable's objective coefficient (attribute attr: Obj / _obj) from expr's terms, 0 where
-    it has none; returns expr's constant."""
+    """setObjective: each variable's objective coefficient (attribute attr: Obj / _obj) from expr's linear terms, 0
+    where it has none; returns expr's constant and its quadratic terms (a copy of a QuadExpr's _qterms, {} for a
+    linear expression)."""
     for v in variables:
         setattr(v, attr, 0.0)
     for v, c in expr._terms.items():
         setattr(v, attr, c)
-    return expr._const
+    return expr._const, dict(getattr(expr, "_qterms", {}))
 
 
-def get_objective(expr, variables, attr, const):
-    """getObjective: the empty expr filled with the variables' nonzero objective coefficients (attribute attr) and
-    the constant."""
+def get_objective(expr, variables, attr, const, qterms=None):
+    """getObjective: the empty expr (a QuadExpr where there are qterms) filled with the variables' nonzero objective
+    coefficients (attribute attr), the constant and the quadratic terms."""
     for v in variables:
         if getattr(v, attr):
             expr._terms[v] = getattr(v, attr)
     expr._const = const
+    if qterms:
+        expr._qterms = dict(qterms)
     return expr
+
+
+def is_quadratic(shim, expr):
+    """A QuadExpr with a nonzero quadratic term (one without, such as x*y - y*x, is linear)."""
+    return isinstance(expr, shim.QuadExpr) and any(c for _, _, c in expr._qterms.values())
+
+
+def quad_items(qterms, col):
+    """Quadratic terms (_qterms) as _trex_lp.lp_text() takes them: [(column of var1, column of var2, coef)]."""
+    return [(col[v1], col[v2], c) for v1, v2, c in qterms.values()]
+
+
+def drop_var(qterms, v):
+    """The quadratic terms (_qterms) without those of the variable v."""
+    return {k: t for k, t in qterms.items() if t[0] is not v and t[1] is not v}
 
 
 # ---- solutions and files

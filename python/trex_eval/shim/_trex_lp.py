@@ -1,7 +1,8 @@
 """The LP text and the solve channel shared by the gurobipy shim and the runner's PuLP hook (docs/eval.md §4).
 
 lp_text() writes a CPLEX LP file that GLPK's reader takes (one sign per term, no constants in expressions, columns
-renamed x0, x1, ..., rows r0, r1, ...); solve() sends it on the sandbox's solve channel (fd $TREX_CHANNEL_FD) to
+renamed x0, x1, ..., rows r0, r1, ...) when the model is linear, and quadratic terms in brackets as Gurobi writes
+them (trex's own LP reader takes them: GLPK's does not); solve() sends it on the sandbox's solve channel (fd $TREX_CHANNEL_FD) to
 the harness, which solves it with trex's solvers (GLPK reads, Clp/Cbc solve, GLPK when COIN fails), records the
 result itself and replies with status, objective, x {name: value}, pi {row: dual}, rc.
 """
@@ -26,22 +27,45 @@ def term(coef, name):
     return f"- {fmt(-c)} {name}" if c < 0 else f"+ {fmt(c)} {name}"
 
 
-def lp_text(maximize, obj, rows, cols, title="trex", constant=0.0):
-    """maximize: bool; obj: [(col index, coef)]; rows: [([(col index, coef)], sense '<' '>' '=', rhs)];
-    cols: [(lb, ub, kind 'C' 'I' 'B')] with +-1e30 and beyond meaning infinite; constant: the objective's constant,
-    written (for files a model writes, not for solves, which send it apart) as trex's readers take it: a column
-    obj_constant fixed at 1."""
+def quadratic_bracket(quad, names, factor):
+    """The bracket of quadratic terms [(i, j, coef)] (coef * x_i * x_j), each coefficient times factor:
+    '[ + 4.0 x0 ^ 2 - 2.0 x0 * x1 ]' (pairs merged and written i < j in column order, zero terms dropped); '' where
+    no term is left."""
+    merged = {}
+    for i, j, c in quad:
+        key = (i, j) if i <= j else (j, i)
+        merged[key] = merged.get(key, 0.0) + float(c)
+    parts = [term(c * factor, f"{names[i]} ^ 2" if i == j else f"{names[i]} * {names[j]}")
+             for (i, j), c in sorted(merged.items()) if c != 0.0]
+    return f"[ {' '.join(parts)} ]" if parts else ""
+
+
+def lp_text(maximize, obj, rows, cols, title="trex", constant=0.0, obj_quad=None):
+    """maximize: bool; obj: [(col index, coef)]; rows: [([(col index, coef)], sense '<' '>' '=', rhs)], a row
+    optionally with a fourth item, its quadratic terms [(i, j, coef)] (coef * x_i * x_j); cols: [(lb, ub, kind 'C'
+    'I' 'B')] with +-1e30 and beyond meaning infinite; constant: the objective's constant, written (for files a model
+    writes, not for solves, which send it apart) as trex's readers take it: a column obj_constant fixed at 1;
+    obj_quad: the objective's quadratic terms [(i, j, coef)], objective += coef * x_i * x_j.
+
+    Quadratic terms follow the linear ones (and the constant) in one bracket, written as Gurobi writes them: the
+    objective's with twice their coefficients and '/ 2' (` obj: + 1.0 x0 + [ + 4.0 x0 ^ 2 - 2.0 x0 * x1 ] / 2`), a
+    row's as they are (` r0: + 1.0 x0 + [ + 1.0 x0 ^ 2 + 1.0 x1 ^ 2 ] <= 4.0`); no bracket without such terms."""
     n = [f"x{j}" for j in range(len(cols))]
     out = [f"\\ written by the {title}", "Maximize" if maximize else "Minimize"]
-    body = " ".join(term(c, n[j]) for j, c in obj if c != 0.0)
+    body = [term(c, n[j]) for j, c in obj if c != 0.0]
     if constant:
-        body = (body + " " if body else "") + term(constant, "obj_constant")
-    out.append(" obj: " + (body if body else "0 x0"))
+        body.append(term(constant, "obj_constant"))
+    bracket = quadratic_bracket(obj_quad or (), n, 2.0)
+    if bracket:
+        body.append(f"+ {bracket} / 2")
+    out.append(" obj: " + (" ".join(body) if body else "0 x0"))
     out.append("Subject To")
-    for i, (items, sense, rhs) in enumerate(rows):
-        items = [(j, c) for j, c in items if c != 0.0] or [(0, 0.0)]
-        out.append(f" r{i}: {' '.join(term(c, n[j]) for j, c in items)} "
-                   f"{ {'<': '<=', '>': '>=', '=': '='}[sense] } {fmt(rhs)}")
+    for i, row in enumerate(rows):
+        items, sense, rhs = row[:3]
+        bracket = quadratic_bracket(row[3], n, 1.0) if len(row) > 3 else ""
+        items = [(j, c) for j, c in items if c != 0.0] or ([] if bracket else [(0, 0.0)])
+        body = [term(c, n[j]) for j, c in items] + ([f"+ {bracket}"] if bracket else [])
+        out.append(f" r{i}: {' '.join(body)} { {'<': '<=', '>': '>=', '=': '='}[sense] } {fmt(rhs)}")
     if not rows:  # GLPK's reader wants at least one row
         out.append(f" trex_empty: + 0.0 {n[0]} >= 0.0")
     out.append("Bounds")
@@ -132,11 +156,12 @@ def event(ev):
 
 # ---- helpers shared by the shims (gurobipy, coptpy)
 
-def bounded_row(items, sense, rhs, infinity=1e30):
+def bounded_row(items, sense, rhs, infinity=1e30, quad=None):
     """One row ready for lp_text() when its right-hand side may be infinite (float('inf'), GRB.INFINITY,
     COPT.INFINITY: |rhs| >= infinity): `expr <= +inf` and `expr >= -inf` are no constraint (an empty row 0 <= 0),
     `expr >= +inf`, `expr <= -inf` and `expr == +-inf` cannot hold (an empty row 0 >= 1, which makes the model
-    infeasible). lp_text() never sees an infinite number; a NaN right-hand side is an LPError."""
+    infeasible). lp_text() never sees an infinite number; a NaN right-hand side is an LPError. quad: the row's
+    quadratic terms [(i, j, coef)], the row's fourth item (where it is not replaced by an empty row)."""
     r = float(rhs)
     if r != r:
         raise LPError("right-hand side nan in the model")
@@ -144,7 +169,7 @@ def bounded_row(items, sense, rhs, infinity=1e30):
         return ([], "<", 0.0) if sense == "<" else ([], ">", 1.0)
     if r <= -infinity:
         return ([], ">", 0.0) if sense == ">" else ([], ">", 1.0)
-    return items, sense, r
+    return (items, sense, r) if quad is None else (items, sense, r, quad)
 
 
 def constant_row(holds):

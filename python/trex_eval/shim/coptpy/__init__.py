@@ -9,10 +9,14 @@ setObjSense / setObjConst, setParam / getParam / Param, solve / solveLP, status,
 LpObjval, BestObj, ...), objval and the other model attributes in any case, getInfo / setInfo (Value, Dual, Slack,
 RedCost, LB, UB, Obj), Var (x / X, getInfo, getName, index, lb, ub, vtype, rc), Constraint (pi / dual, slack, lb,
 ub, getInfo, getName), getVars / getConstrs / getVarByName / getConstrByName, getValues / getDuals / getSlacks /
-getRedcosts, quicksum, LinExpr (addTerm(s), addConstant, addLinExpr, getValue, ...), tupledict (sum / prod /
-select), tuplelist, multidict, the COPT constants (also COPT.Param / Attr / Info), write(".lp" / ".sol"), CoptError.
-Quadratic terms, general constraints (indicators, SOS, ...), cones, callbacks and the matrix API raise CoptError
-("... not supported by the trex coptpy shim"), never AttributeError.
+getRedcosts, quicksum, LinExpr (addTerm(s), addConstant, addLinExpr, getValue, ...), QuadExpr (x * y, x ** 2,
+products of expressions; addTerm(s), getVar1 / getVar2 / getCoeff / getLinExpr / getValue), setQuadObjective /
+getQuadObjective, addQConstr (also addConstr of a quadratic comparison), QConstraint (getName, getRhs, getSense,
+slack), getQConstrs, tupledict (sum / prod / select), tuplelist, multidict, the COPT constants (also COPT.Param /
+Attr / Info), write(".lp" / ".sol"), CoptError. A quadratic model the harness cannot solve (nonconvex, or with
+integer variables), expressions of degree above 2, the duals of quadratic constraints, general constraints
+(indicators, SOS, ...), cones, callbacks and the matrix API raise CoptError ("... not supported by the trex coptpy
+shim"), never AttributeError.
 """
 import _trex_expr as _ex
 import _trex_lp as _lp
@@ -254,7 +258,21 @@ class Var(_Modelled, _ex.VarArithmetic):
         return f"<coptpy.Var: {self._name}>"
 
 
-class LinExpr(_ex.LinExprBase):
+class _Constant:
+    """The constant of COPT's LinExpr and QuadExpr."""
+
+    def addConstant(self, c):
+        self._const += _num(c)
+        return self
+
+    def setConst(self, c):
+        self._const = _num(c)
+
+    def getConst(self):
+        return self._const
+
+
+class LinExpr(_Constant, _ex.LinExprBase):
     __array_ufunc__ = None
 
     def __init__(self, arg1=0.0, arg2=None):
@@ -301,15 +319,6 @@ class LinExpr(_ex.LinExprBase):
             self._add_term(v, _num(c))
         return self
 
-    def addConstant(self, c):
-        self._const += _num(c)
-        return self
-
-    def setConst(self, c):
-        self._const = _num(c)
-
-    def getConst(self):
-        return self._const
 
     def setCoeff(self, idx, c):
         self._terms[self.getVar(idx)] = _num(c)
@@ -339,16 +348,76 @@ class LinExpr(_ex.LinExprBase):
         return "<coptpy.LinExpr: " + " ".join(parts) + ">"
 
 
-class QuadExpr(LinExpr):
-    __init__ = _ex.refuse_quadratic
+class QuadExpr(_Constant, _ex.QuadExprBase):
+    """Linear part, constant and quadratic terms (_trex_expr.QuadExprBase); x * y, x ** 2 and products of linear
+    expressions build one."""
+    __array_ufunc__ = None
+
+    def __init__(self, expr=0.0):
+        self._terms = {}
+        self._const = 0.0
+        self._qterms = {}
+        self.add(expr)
+
+    addLinExpr = addQuadExpr = addExpr = _ex.QuadExprBase.add
+
+    def addTerm(self, coeff, var1, var2=None):
+        """coeff * var1 (* var2); addTerm(var, coeff) in LinExpr's order is taken too."""
+        if isinstance(coeff, Var) and not isinstance(var1, Var):
+            coeff, var1 = var1, coeff
+        if var2 is None:
+            self._add_term(var1, _num(coeff))
+        else:
+            self._add_qterm(var1, var2, _num(coeff))
+        return self
+
+    def addTerms(self, coeffs, vars1, vars2=None):
+        """Linear terms coeffs[k] * vars1[k], or quadratic ones coeffs[k] * vars1[k] * vars2[k] where vars2 is given
+        (each argument a list or a single one; one coefficient for all)."""
+        if isinstance(vars1, Var):
+            vars1, vars2 = [vars1], None if vars2 is None else [vars2]
+        vars1 = list(vars1)
+        vars2 = [None] * len(vars1) if vars2 is None else list(vars2)
+        coeffs = [coeffs] * len(vars1) if _is_num(coeffs) else list(coeffs)
+        if len(coeffs) != len(vars1) or len(vars2) != len(vars1):
+            raise CoptError("addTerms: as many coefficients as variables are needed")
+        for c, v1, v2 in zip(coeffs, vars1, vars2):
+            self.addTerm(c, v1, v2)
+        return self
+
+
+    def setCoeff(self, idx, c):
+        """The coefficient of the idx-th quadratic term."""
+        v1, v2, _ = self._qterm(idx)
+        self._qterms[list(self._qterms)[idx]] = (v1, v2, _num(c))
+
+    def getSize(self):
+        """The number of quadratic terms."""
+        return len(self._qterms)
+
+    @property
+    def size(self):
+        return len(self._qterms)
+
+
+    clone = _ex.QuadExprBase.copy
+
+    def reserve(self, n):
+        pass
+
+    def __repr__(self):
+        parts = [f"{c:+g} {v._name}" for v, c in self._terms.items()]
+        parts += [f"{c:+g} {a._name} * {b._name}" for a, b, c in self._qterms.values()]
+        if self._const or not parts:
+            parts.append(f"{self._const:+g}")
+        return "<coptpy.QuadExpr: " + " ".join(parts) + ">"
 
 
 class ConstrBuilder(_ex.ComparisonBase):
     """`expr <= rhs`, `expr >= rhs`, `expr == rhs` before it is added to a model."""
 
-    def _bounds(self):
-        """(terms, lb, ub) of `terms + const sense rhs` moved to `lb <= terms <= ub`."""
-        e = self._row()
+    def _bounds(self, e):
+        """(terms, lb, ub) of the linear row e = lhs - rhs (`e sense 0`) moved to `lb <= terms <= ub`."""
         b = -e._const
         if b != b:
             raise CoptError("right-hand side nan in a constraint")
@@ -426,6 +495,78 @@ class Constraint(_Modelled):
         return f"<coptpy.Constraint: {self._name}>"
 
 
+class QConstraint(_Modelled):
+    """A quadratic constraint `expr sense rhs` (expr without its constant, sense COPT.LESS_EQUAL / GREATER_EQUAL /
+    EQUAL). Its slack is, as a Constraint's, the activity of expr; its dual is not available."""
+
+    def __init__(self, model, index, expr, sense, rhs, name):
+        self._model = model
+        self._index = index
+        self._expr = expr
+        self._sense = sense
+        self._rhs = _num(rhs)
+        self._name = str(name)
+        self._slack = None
+
+    _ATTRS = {"name": "_name", "rhs": "_rhs", "sense": "_sense", "slack": "_slack"}
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        low = name.lower()
+        if low in ("pi", "dual"):
+            raise CoptError("the duals of quadratic constraints are not supported by the trex coptpy shim")
+        slot = QConstraint._ATTRS.get(low)
+        if slot is None:
+            raise CoptError(f"QConstraint attribute '{name}' is not supported by the trex coptpy shim")
+        v = object.__getattribute__(self, slot)
+        return _solution(v, name) if slot == "_slack" else v
+
+    def __setattr__(self, name, value):
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        elif name.lower() == "rhs":
+            self.setRhs(value)
+        elif name.lower() == "sense":
+            self.setSense(value)
+        elif name.lower() == "name":
+            self.setName(value)
+        else:
+            raise CoptError(f"QConstraint attribute '{name}' cannot be set")
+
+    def getRhs(self):
+        return self._rhs
+
+    def setRhs(self, rhs):
+        self._rhs = _num(rhs)
+
+    def getSense(self):
+        return self._sense
+
+    def setSense(self, sense):
+        s = _SENSES.get(sense)
+        if s is None:
+            raise CoptError(f"unknown constraint sense {sense!r}")
+        self._sense = s
+
+    def _info(self, name):
+        if name.lower() in ("slack", "dual"):
+            return getattr(self, name.lower())
+        raise CoptError(f"QConstraint information '{name}' is not supported by the trex coptpy shim")
+
+    def _set_info(self, name, value):
+        raise CoptError(f"QConstraint information '{name}' cannot be set")
+
+    def _row(self, col):
+        """The LP row of the constraint (an infinite right-hand side: _trex_lp.bounded_row)."""
+        return _lp.bounded_row([(col[v], c) for v, c in self._expr._terms.items()],
+                               {"L": "<", "G": ">", "E": "="}[self._sense], self._rhs, COPT.INFINITY,
+                               _ex.quad_items(self._expr._qterms, col))
+
+    def __repr__(self):
+        return f"<coptpy.QConstraint: {self._name}>"
+
+
 class VarArray(list):
     def getAll(self):
         return list(self)
@@ -454,9 +595,14 @@ class ConstrArray(list):
         self.extend(c if isinstance(c, (list, tuple)) else [c])
 
 
+class QConstrArray(ConstrArray):
+    def getQConstr(self, i):
+        return self[i]
+
+
 class tupledict(_ex.TupleDictBase):
     def _add_product(self, e, value, coeff):
-        if isinstance(value, (Var, LinExpr)):
+        if isinstance(value, (Var, LinExpr, QuadExpr)):
             e.add(value, coeff)
         else:  # a tupledict of numbers times a dict of expressions
             e.add(coeff, value)
@@ -467,7 +613,7 @@ class tuplelist(_ex.TupleListBase):
         self.append(item)
 
 
-_SHIM.bind(Var, LinExpr, ConstrBuilder, tupledict, tuplelist, multidict_dict=tupledict)
+_SHIM.bind(Var, LinExpr, QuadExpr, ConstrBuilder, tupledict, tuplelist, multidict_dict=tupledict)
 quicksum = _SHIM.quicksum
 multidict = _SHIM.multidict
 
@@ -524,8 +670,6 @@ _SENSES = {"L": "L", "<": "L", "<=": "L", "G": "G", ">": "G", ">=": "G", "E": "E
 
 # Methods of coptpy's Model this shim cannot carry out, with what they need: each raises CoptError.
 _UNSUPPORTED = {
-    "quadratic expressions are": ("addQConstr", "setQuadObjective", "getQuadObjective", "addMQConstr",
-                                  "getQConstrs", "getQConstr", "getQConstrByName"),
     "general constraints (indicators, SOS, max / min / abs / and / or) are": (
         "addSOS", "addGenConstrIndicator", "addGenConstrMax", "addGenConstrMin", "addGenConstrAbs",
         "addGenConstrAnd", "addGenConstrOr", "addGenConstrPWL", "addIndicator", "addGenConstrs"),
@@ -535,7 +679,7 @@ _UNSUPPORTED = {
     "nonlinear constraints are": ("addNlConstr", "addNlConstrs", "setNlObjective"),
     "callbacks are": ("setCallback", "cbGet", "cbCut", "cbLazy", "addLazyConstr", "addLazyConstrs",
                       "addUserCut", "addUserCuts"),
-    "the matrix API is": ("addMVar", "addMConstr", "setMObjective", "getA", "loadMatrix"),
+    "the matrix API is": ("addMVar", "addMConstr", "addMQConstr", "setMObjective", "getA", "loadMatrix"),
     "multiple objectives are": ("setObjectiveN", "getObjectiveN"),
     "IIS and feasibility relaxation are": ("computeIIS", "writeIIS", "feasRelax", "feasRelaxS", "writeRelax"),
     "the tuner is": ("tune", "loadTuneParam"),
@@ -549,7 +693,9 @@ class Model:
         self._name = str(name)
         self._vars = []
         self._constrs = []
+        self._qconstrs = []
         self._obj_const = 0.0
+        self._obj_quad = {}  # the objective's quadratic terms (a QuadExpr's _qterms)
         self._sense = COPT.MINIMIZE
         self._params = {}
         self.Param = _Params(self)
@@ -615,13 +761,43 @@ class Model:
             return self._add({}, -float("inf") if lhs else float("inf"), float("inf"), name)
         if not isinstance(lhs, ConstrBuilder):
             raise CoptError(f"addConstr: unsupported constraint of type {type(lhs).__name__}")
-        terms, lb, ub = lhs._bounds()
+        e = lhs._row()
+        if _ex.is_quadratic(_SHIM, e):  # as COPT: a quadratic comparison makes a QConstraint
+            return self._add_qconstr(e, lhs.sense, name)
+        terms, lb, ub = lhs._bounds(e)
         return self._add(terms, _inf(lb), _inf(ub), name)
 
     addLConstr = addConstr
 
+    def _add_qconstr(self, e, sense, name):
+        """The quadratic constraint `e sense 0` (e = lhs - rhs), its constant moved to the right-hand side."""
+        if e._const != e._const:
+            raise CoptError("right-hand side nan in a constraint")
+        qc = QConstraint(self, len(self._qconstrs), e, sense, -e._const, name or f"Q{len(self._qconstrs)}")
+        e._const = 0.0
+        self._qconstrs.append(qc)
+        return qc
+
+    def addQConstr(self, lhs, sense=None, rhs=None, name=""):
+        """addQConstr(expr <= rhs, name) or addQConstr(lhs, sense, rhs, name): a QConstraint, also for a linear
+        expression."""
+        if isinstance(lhs, ConstrBuilder):
+            if isinstance(sense, str) and rhs is None and not name and sense not in _SENSES:
+                name = sense
+            builder = lhs
+        else:
+            s = _SENSES.get(sense)
+            if s is None:
+                raise CoptError(f"addQConstr: unknown constraint sense {sense!r}")
+            builder = ConstrBuilder(lhs, s, 0.0 if rhs is None else rhs)
+        e = builder._row()
+        return self._add_qconstr(e if isinstance(e, QuadExpr) else QuadExpr(e), builder.sense, name)
+
     def addBoundConstr(self, expr, lb=-COPT.INFINITY, ub=COPT.INFINITY, name=""):
         e = LinExpr().add(expr)
+        if isinstance(e, QuadExpr):
+            raise CoptError("addBoundConstr of a quadratic expression is not supported by the trex coptpy shim "
+                            "(addQConstr is)")
         return self._add(e._terms, _inf(_num(lb) - e._const), _inf(_num(ub) - e._const), name)
 
     def addConstrs(self, generator, nameprefix="R", name=None):
@@ -635,9 +811,11 @@ class Model:
         return td
 
     def setObjective(self, expr, sense=None):
-        self._obj_const = _ex.set_objective(self._vars, LinExpr().add(expr), "_obj")
+        self._obj_const, self._obj_quad = _ex.set_objective(self._vars, LinExpr().add(expr), "_obj")
         if sense is not None:
             self.setObjSense(sense)
+
+    setQuadObjective = setObjective
 
     def setObjSense(self, sense):
         if sense not in (COPT.MINIMIZE, COPT.MAXIMIZE):
@@ -648,7 +826,12 @@ class Model:
         self._obj_const = _num(c)
 
     def getObjective(self):
-        return _ex.get_objective(LinExpr(), self._vars, "_obj", self._obj_const)
+        """A LinExpr, or a QuadExpr for a quadratic objective."""
+        return _ex.get_objective(QuadExpr() if self._obj_quad else LinExpr(), self._vars, "_obj", self._obj_const,
+                                 self._obj_quad)
+
+    def getQuadObjective(self):
+        return _ex.get_objective(QuadExpr(), self._vars, "_obj", self._obj_const, self._obj_quad)
 
     def setVarType(self, vars, vtypes):
         vs = list(vars.values()) if isinstance(vars, dict) else vars if isinstance(vars, (list, tuple)) else [vars]
@@ -658,10 +841,15 @@ class Model:
     def remove(self, item):
         if isinstance(item, Constraint):  # by identity: Var.__eq__ builds a constraint
             self._constrs = [c for c in self._constrs if c is not item]
+        elif isinstance(item, QConstraint):
+            self._qconstrs = [c for c in self._qconstrs if c is not item]
         elif isinstance(item, Var):
             self._vars = [v for v in self._vars if v is not item]
             for c in self._constrs:
                 c._terms.pop(item, None)
+            for qc in self._qconstrs:
+                qc._expr._remove_var(item)
+            self._obj_quad = _ex.drop_var(self._obj_quad, item)
         elif isinstance(item, dict):
             for x in list(item.values()):
                 self.remove(x)
@@ -672,6 +860,8 @@ class Model:
             v._index = i
         for i, c in enumerate(self._constrs):
             c._index = i
+        for i, qc in enumerate(self._qconstrs):
+            qc._index = i
 
     def update(self):
         pass
@@ -702,6 +892,22 @@ class Model:
     def getConstr(self, idx):
         return self._constrs[idx]
 
+    def getQConstrs(self):
+        return QConstrArray(self._qconstrs)
+
+    def getQConstr(self, idx):
+        return self._qconstrs[idx]
+
+    def getQConstrByName(self, name):
+        for qc in self._qconstrs:
+            if qc._name == name:
+                return qc
+        raise CoptError(f"no quadratic constraint named '{name}'")
+
+    def getQuadRow(self, qconstr):
+        """The quadratic constraint's left-hand side, a QuadExpr."""
+        return qconstr._expr.copy()
+
     def getVarByName(self, name):
         for v in self._vars:
             if v._name == name:
@@ -717,7 +923,7 @@ class Model:
     def getInfo(self, name, args):
         """COPT.Info.* of one Var / Constraint (a number), a list or array of them (a list), or a dict of them
         (a tupledict with the same keys)."""
-        if isinstance(args, (Var, Constraint)):
+        if isinstance(args, (Var, Constraint, QConstraint)):
             return args.getInfo(name)
         if isinstance(args, dict):
             return tupledict((k, v.getInfo(name)) for k, v in args.items())
@@ -726,7 +932,7 @@ class Model:
         raise CoptError(f"getInfo: unsupported argument of type {type(args).__name__}")
 
     def setInfo(self, name, args, values):
-        if isinstance(args, (Var, Constraint)):
+        if isinstance(args, (Var, Constraint, QConstraint)):
             args.setInfo(name, values)
             return
         _ex.spread(args, values, lambda o, v: o.setInfo(name, v))
@@ -799,8 +1005,14 @@ class Model:
             return self._sense
         if low in ("objconst",):
             return self._obj_const
+        if low == "qconstrs":
+            return len(self._qconstrs)
+        if low == "hasqobj":
+            return int(bool(self._obj_quad))
+        if low == "qelems":
+            return len(self._obj_quad)
         if low in ("solvingtime", "simplexiter", "barrieriter", "nodecnt", "poolsols", "soss", "cones",
-                   "qconstrs", "indicators", "hasqobj", "haspsdobj", "qelems"):
+                   "indicators", "haspsdobj"):
             return 0
         if low in _UNSUPPORTED_BY_NAME:
             raise CoptError(f"{_UNSUPPORTED_BY_NAME[low]} not supported by the trex coptpy shim")
@@ -827,6 +1039,8 @@ class Model:
 
     # ---- solving
     def _lp_text(self, relax=False, with_constant=False):
+        """The LP text and the linear constraint of each of its first rows (owner[i]: row r{i}); the quadratic
+        constraints' rows follow those."""
         col = {v: j for j, v in enumerate(self._vars)}
         rows, owner = [], []
         try:
@@ -834,16 +1048,20 @@ class Model:
                 for r in c._rows(col):
                     rows.append(r)
                     owner.append(c)
+            rows += [qc._row(col) for qc in self._qconstrs]
+            obj_quad = _ex.quad_items(self._obj_quad, col)
             kinds = {"B": "B", "I": "I"}
             cols = [(v._lb, v._ub, "C" if relax else kinds.get(v._vtype, "C")) for v in self._vars]
             text = _lp.lp_text(self._sense == COPT.MAXIMIZE, [(j, v._obj) for j, v in enumerate(self._vars)], rows,
-                               cols, "trex coptpy shim", self._obj_const if with_constant else 0.0)
+                               cols, "trex coptpy shim", self._obj_const if with_constant else 0.0, obj_quad)
         except (_lp.LPError, TypeError, ValueError) as e:
             raise CoptError(str(e))
         return text, owner
 
     def _clear_solution(self):
         _ex.clear_solution(self._vars, self._constrs)
+        for qc in self._qconstrs:
+            qc._slack = None
 
     def _solve(self, relax):
         if not self._vars:
@@ -864,9 +1082,13 @@ class Model:
             self._lpstatus = code
         self._clear_solution()
         self._objval = None
+        if st == "unsupported":
+            raise _SHIM.refused(rep)
         if st == "optimal":
             self._objval = float(rep["objective"])  # the harness added the constant
             _ex.read_columns(self._vars, rep)
+            for qc in self._qconstrs:  # no duals: the harness sends those of the linear rows only
+                qc._slack = qc._expr.getValue()
             pis = rep.get("pi", {})
             for c in self._constrs:
                 c._slack = sum(x * v._x for v, x in c._terms.items())  # COPT's Slack is the row activity
@@ -920,5 +1142,5 @@ class NlExpr:
 
 
 __all__ = ["COPT", "Envr", "EnvrConfig", "Model", "Var", "VarArray", "Constraint", "ConstrArray", "ConstrBuilder",
-           "LinExpr", "QuadExpr", "NlExpr", "Column", "CallbackBase", "CoptError", "quicksum", "tupledict",
-           "tuplelist", "multidict"]
+           "QConstraint", "QConstrArray", "LinExpr", "QuadExpr", "NlExpr", "Column", "CallbackBase", "CoptError",
+           "quicksum", "tupledict", "tuplelist", "multidict"]

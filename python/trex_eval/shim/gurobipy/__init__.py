@@ -1,16 +1,19 @@
 """A gurobipy-compatible shim for trex eval: the API subset OR answers use, backed by trex's solvers.
 
 Model building happens in Python; Model.optimize() writes the model as CPLEX LP text and sends it on the sandbox's
-solve channel to the harness (GLPK reads it, Clp/Cbc solve it; GLPK when COIN fails), which records the solve
-itself and sends back status, objective, variable values, duals and reduced costs. Covered: Model, Env, addVar(s), addConstr(s),
-addLConstr, addRange, setObjective, getObjective, optimize, update, write(.lp), setParam / Params, quicksum,
-LinExpr, tupledict (sum / prod / select), tuplelist, multidict, GRB constants (also GRB.Status / GRB.Attr /
-GRB.Param), Status, ObjVal, Var.X / .x, VarName, LB / UB / Obj / VType, Constr.Pi / Slack / RHS, getAttr / setAttr,
-getVars, getConstrs, getVarByName. Quadratic terms and general constraints (addGenConstr*, max_ / min_ / abs_ /
-and_ / or_, indicators, SOS) raise GurobiError (not supported). A constraint that is a plain truth value
-(`addConstr(0 <= 5)`) is an empty row, trivially satisfied when True and infeasible when False; bools count as 1 / 0
-in expressions; an infinite right-hand side (float('inf'), GRB.INFINITY) is no constraint on the open side and an
-infeasible one on the other.
+solve channel to the harness (GLPK reads it, Clp/Cbc solve it; GLPK when COIN fails; convex quadratic models go to
+its QP solver), which records the solve itself and sends back status, objective, variable values, duals and reduced
+costs. Covered: Model, Env, addVar(s), addConstr(s), addLConstr, addRange, addQConstr, setObjective, getObjective,
+optimize, update, write(.lp), setParam / Params, quicksum, LinExpr, QuadExpr (products of expressions, squares;
+size / getVar1 / getVar2 / getCoeff / getLinExpr / getValue), tupledict (sum / prod / select), tuplelist,
+multidict, GRB constants (also GRB.Status / GRB.Attr / GRB.Param), Status, ObjVal, Var.X / .x, VarName, LB / UB /
+Obj / VType, Constr.Pi / Slack / RHS, QConstr.QCName / QCSense / QCRHS / QCSlack, getAttr / setAttr, getVars,
+getConstrs, getQConstrs, getVarByName. A quadratic model the harness cannot solve (nonconvex, or with integer
+variables), expressions of degree above 2, the duals of quadratic constraints (QCPi) and general constraints
+(addGenConstr*, max_ / min_ / abs_ / and_ / or_, indicators, SOS) raise GurobiError (not supported). A constraint
+that is a plain truth value (`addConstr(0 <= 5)`) is an empty row, trivially satisfied when True and infeasible when
+False; bools count as 1 / 0 in expressions; an infinite right-hand side (float('inf'), GRB.INFINITY) is no
+constraint on the open side and an infeasible one on the other.
 """
 import _trex_expr as _ex
 import _trex_lp as _lp
@@ -79,7 +82,8 @@ class GRB:
 
 for _n in ("ObjVal", "ObjBound", "X", "Xn", "Status", "VarName", "ConstrName", "LB", "UB", "Obj", "VType", "RHS",
            "Sense", "Pi", "Slack", "RC", "ModelSense", "NumVars", "NumConstrs", "Runtime", "SolCount", "MIPGap",
-           "IsMIP", "ObjCon", "ModelName", "NumIntVars", "NumBinVars", "IterCount", "NodeCount"):
+           "IsMIP", "ObjCon", "ModelName", "NumIntVars", "NumBinVars", "IterCount", "NodeCount", "QCName", "QCSense",
+           "QCRHS", "QCPi", "QCSlack", "NumQConstrs", "NumQNZs", "NumQCNZs"):
     setattr(GRB.Attr, _n, _n)
 for _n in ("OutputFlag", "TimeLimit", "MIPGap", "MIPGapAbs", "Threads", "LogToConsole", "Presolve", "Method",
            "NonConvex", "MIPFocus", "Seed", "LogFile", "DualReductions", "InfUnbdInfo", "IntFeasTol",
@@ -102,7 +106,6 @@ def _general(*a, **k):
 
 # the expression layer shared with the coptpy shim (_trex_expr); the classes are bound below tuplelist
 _SHIM = _ex.Shim("gurobipy", GurobiError, _general, (GRB.LESS_EQUAL, GRB.GREATER_EQUAL, GRB.EQUAL))
-_QUADRATIC = _SHIM.quadratic
 _num = _SHIM.num  # float(x)
 
 
@@ -208,8 +211,42 @@ class LinExpr(_ex.LinExprBase):
         return "<gurobi.LinExpr: " + " ".join(parts) + ">"
 
 
-class QuadExpr(LinExpr):
-    __init__ = _ex.refuse_quadratic
+class QuadExpr(_ex.QuadExprBase):
+    """Linear part, constant and quadratic terms (_trex_expr.QuadExprBase); x * y, x ** 2 and products of linear
+    expressions build one."""
+
+    def __init__(self, expr=None):
+        self._terms = {}
+        self._const = 0.0
+        self._qterms = {}
+        if expr is not None:
+            self.add(expr)
+
+    def addTerms(self, coeffs, vars, vars2=None):
+        """Linear terms coeffs[k] * vars[k], or quadratic ones coeffs[k] * vars[k] * vars2[k] where vars2 is given
+        (each argument a list or a single one)."""
+        if isinstance(vars, Var):
+            coeffs, vars, vars2 = [coeffs], [vars], None if vars2 is None else [vars2]
+        for k, (c, v) in enumerate(zip(coeffs, vars)):
+            if vars2 is None:
+                self._add_term(v, _num(c))
+            else:
+                self._add_qterm(v, vars2[k], _num(c))
+
+    def addConstant(self, c):
+        self._const += _num(c)
+
+    def size(self):
+        """The number of quadratic terms."""
+        return len(self._qterms)
+
+
+    def __repr__(self):
+        parts = [f"{c:+g} {v.VarName}" for v, c in self._terms.items()]
+        parts += [f"{c:+g} {a.VarName} * {b.VarName}" for a, b, c in self._qterms.values()]
+        if self._const:
+            parts.append(f"{self._const:+g}")
+        return "<gurobi.QuadExpr: " + " ".join(parts) + ">"
 
 
 class TempConstr(_ex.ComparisonBase):  # `expr <= rhs` before addConstr
@@ -246,6 +283,37 @@ class Constr(_Modelled):
         return f"<gurobi.Constr {self.ConstrName}>"
 
 
+class QConstr(_Modelled):
+    """A quadratic constraint `expr QCSense QCRHS` (expr without its constant); its dual (QCPi) is not available."""
+
+    def __init__(self, model, index, expr, sense, rhs, name):
+        self._model = model
+        self._index = index
+        self._expr = expr
+        self.QCSense = sense
+        self.QCRHS = rhs
+        self.QCName = name
+        self._slack = None
+
+    def __getattr__(self, name):
+        m = {"qcname": "QCName", "qcsense": "QCSense", "qcrhs": "QCRHS", "qcslack": "QCSlack",
+             "qcpi": "QCPi"}.get(name.lower())
+        if m is None:
+            raise AttributeError(f"'QConstr' object has no attribute '{name}'")
+        return getattr(self, m)
+
+    @property
+    def QCSlack(self):
+        return _solution(self._slack, "QCSlack")
+
+    @property
+    def QCPi(self):
+        raise GurobiError("the duals of quadratic constraints (QCPi) are not supported by the trex gurobipy shim")
+
+    def __repr__(self):
+        return f"<gurobi.QConstr {self.QCName}>"
+
+
 class tupledict(_ex.TupleDictBase):
     pass
 
@@ -254,7 +322,7 @@ class tuplelist(_ex.TupleListBase):
     pass
 
 
-_SHIM.bind(Var, LinExpr, TempConstr, tupledict, tuplelist, multidict_dict=dict)
+_SHIM.bind(Var, LinExpr, QuadExpr, TempConstr, tupledict, tuplelist, multidict_dict=dict)
 quicksum = _SHIM.quicksum
 multidict = _SHIM.multidict
 max_ = min_ = abs_ = and_ = or_ = norm = _general
@@ -299,7 +367,9 @@ class Model:
         self.ModelName = name
         self._vars = []
         self._constrs = []
+        self._qconstrs = []
         self._obj_const = 0.0
+        self._obj_quad = {}  # the objective's quadratic terms (a QuadExpr's _qterms)
         self.ModelSense = GRB.MINIMIZE
         self._params = dict(getattr(env, "_params", {}) or {})
         self.Params = _Params(self._params)
@@ -361,6 +431,10 @@ class Model:
         if not isinstance(constr, TempConstr):
             raise GurobiError(f"unsupported constraint type {type(constr).__name__}")
         e = constr._row()
+        if _ex.is_quadratic(_SHIM, e):
+            return self._add_qconstr(e, constr.sense, name)
+        if isinstance(e, QuadExpr):  # quadratic in form only
+            e = e.getLinExpr()
         c = Constr(self, len(self._constrs), e, constr.sense, -e._const, name or f"R{len(self._constrs)}")
         c._expr._const = 0.0
         self._constrs.append(c)
@@ -390,13 +464,37 @@ class Model:
     addGenConstrPoly = addGenConstrNorm = addGenConstrSin = addGenConstrCos = addGenConstrTan = addGenConstrMax
     addGenConstrExpA = addGenConstrLogA = addGenConstrLogistic = addGenConstrNL = setPWLObj = addGenConstrMax
 
-    def addQConstr(self, *a, **k):
-        raise GurobiError(_QUADRATIC)
+    def _add_qconstr(self, e, sense, name):
+        """The quadratic constraint `e sense 0` (e = lhs - rhs), its constant moved to the right-hand side."""
+        qc = QConstr(self, len(self._qconstrs), e, sense, -e._const, name or f"QC{len(self._qconstrs)}")
+        e._const = 0.0
+        self._qconstrs.append(qc)
+        return qc
 
-    addMQConstr = setMObjective = addQConstr
+    def addQConstr(self, lhs, sense=None, rhs=None, name=""):
+        """addQConstr(expr <= rhs, name) or addQConstr(lhs, sense, rhs, name): a QConstr, also for a linear
+        expression."""
+        if isinstance(lhs, TempConstr):
+            if isinstance(sense, str) and rhs is None and not name:
+                name = sense
+            tc = lhs
+        else:
+            s = {"<": "<", "<=": "<", ">": ">", ">=": ">", "=": "=", "==": "="}.get(sense)
+            if s is None:
+                raise GurobiError(f"addQConstr: unknown constraint sense {sense!r}")
+            tc = TempConstr(lhs, s, 0.0 if rhs is None else rhs)
+        e = tc._row()
+        if not isinstance(e, QuadExpr):
+            e = QuadExpr(e)
+        return self._add_qconstr(e, tc.sense, name)
+
+    def addMQConstr(self, *a, **k):
+        raise GurobiError("the matrix API (addMQConstr, setMObjective) is not supported by the trex gurobipy shim")
+
+    setMObjective = addMQConstr
 
     def setObjective(self, expr, sense=None):
-        self._obj_const = _ex.set_objective(self._vars, LinExpr().add(expr), "Obj")
+        self._obj_const, self._obj_quad = _ex.set_objective(self._vars, LinExpr().add(expr), "Obj")
         if sense is not None:
             self.ModelSense = sense
 
@@ -404,11 +502,17 @@ class Model:
         raise GurobiError("multi-objective models are not supported by the trex gurobipy shim")
 
     def getObjective(self):
-        return _ex.get_objective(LinExpr(), self._vars, "Obj", self._obj_const)
+        """A LinExpr, or a QuadExpr for a quadratic objective."""
+        return _ex.get_objective(QuadExpr() if self._obj_quad else LinExpr(), self._vars, "Obj", self._obj_const,
+                                 self._obj_quad)
 
     def remove(self, item):
         if isinstance(item, Constr) and item in self._constrs:
             self._constrs.remove(item)
+        elif isinstance(item, QConstr) and item in self._qconstrs:
+            self._qconstrs.remove(item)
+            for i, qc in enumerate(self._qconstrs):
+                qc._index = i
         elif isinstance(item, (list, tuple)):
             for x in item:
                 self.remove(x)
@@ -419,6 +523,13 @@ class Model:
 
     def getConstrs(self):
         return list(self._constrs)
+
+    def getQConstrs(self):
+        return list(self._qconstrs)
+
+    def getQCRow(self, qc):
+        """The quadratic constraint's left-hand side, a QuadExpr."""
+        return qc._expr.copy()
 
     def getVarByName(self, name):
         for v in self._vars:
@@ -459,6 +570,12 @@ class Model:
             return len(self._vars)
         if low == "numconstrs":
             return len(self._constrs)
+        if low == "numqconstrs":
+            return len(self._qconstrs)
+        if low == "numqnzs":
+            return len(self._obj_quad)
+        if low == "numqcnzs":
+            return sum(len(qc._expr._qterms) for qc in self._qconstrs)
         if low == "numintvars":
             return sum(1 for v in self._vars if v.VType in ("I", "B"))
         if low == "numbinvars":
@@ -479,17 +596,21 @@ class Model:
 
     # ---- solving
     def _lp_text(self, with_constant=False):
+        """The LP text: rows r0.. the linear constraints in order, then the quadratic ones."""
         col = {v: j for j, v in enumerate(self._vars)}
         try:
             rows = [_lp.bounded_row([(col[v], x) for v, x in c._expr._terms.items()], c.Sense, c.RHS, GRB.INFINITY)
                     for c in self._constrs]
+            rows += [_lp.bounded_row([(col[v], x) for v, x in qc._expr._terms.items()], qc.QCSense, qc.QCRHS,
+                                     GRB.INFINITY, _ex.quad_items(qc._expr._qterms, col)) for qc in self._qconstrs]
+            obj_quad = _ex.quad_items(self._obj_quad, col)
         except (_lp.LPError, TypeError, ValueError) as e:
             raise GurobiError(str(e))
         kinds = {"B": "B", "I": "I", "N": "I"}
         cols = [(v.LB, v.UB, kinds.get(v.VType, "C")) for v in self._vars]
         try:
             text = _lp.lp_text(self.ModelSense == GRB.MAXIMIZE, [(j, v.Obj) for j, v in enumerate(self._vars)], rows,
-                               cols, "trex gurobipy shim", self._obj_const if with_constant else 0.0)
+                               cols, "trex gurobipy shim", self._obj_const if with_constant else 0.0, obj_quad)
         except _lp.LPError as e:
             raise GurobiError(str(e))
         return text
@@ -514,7 +635,11 @@ class Model:
         self._status = {"optimal": GRB.OPTIMAL, "infeasible": GRB.INFEASIBLE, "unbounded": GRB.UNBOUNDED,
                         "timeout": GRB.TIME_LIMIT}.get(st, GRB.NUMERIC)
         _ex.clear_solution(self._vars, self._constrs)
+        for qc in self._qconstrs:
+            qc._slack = None
         self._objval = None
+        if st == "unsupported":
+            raise _SHIM.refused(rep)
         if st == "optimal":
             self._objval = float(rep["objective"])  # the harness added the constant
             _ex.read_columns(self._vars, rep)
@@ -524,6 +649,8 @@ class Model:
                 c._slack = c.RHS - act
                 if f"r{i}" in pis:
                     c._pi = float(pis[f"r{i}"])
+            for qc in self._qconstrs:  # no duals: the harness sends those of the linear rows only
+                qc._slack = qc.QCRHS - qc._expr.getValue()
         if self._status == GRB.NUMERIC:
             raise GurobiError(f"solver error: {rep.get('detail', st)}")
 
@@ -540,7 +667,8 @@ class Model:
                 print(f"{v.VarName} {val}")
 
     def printStats(self):
-        print(f"Model {self.ModelName}: {len(self._vars)} variables, {len(self._constrs)} constraints")
+        print(f"Model {self.ModelName}: {len(self._vars)} variables, {len(self._constrs)} constraints, "
+              f"{len(self._qconstrs)} quadratic constraints")
 
     def relax(self):
         m = Model(self.ModelName + "_relaxed")
@@ -559,6 +687,6 @@ def disposeDefaultEnv():
     pass
 
 
-__all__ = ["GRB", "Model", "Env", "Var", "Constr", "LinExpr", "QuadExpr", "TempConstr", "GurobiError", "quicksum",
-           "tupledict", "tuplelist", "multidict", "max_", "min_", "abs_", "and_", "or_", "norm", "read", "setParam",
-           "disposeDefaultEnv"]
+__all__ = ["GRB", "Model", "Env", "Var", "Constr", "QConstr", "LinExpr", "QuadExpr", "TempConstr", "GurobiError",
+           "quicksum", "tupledict", "tuplelist", "multidict", "max_", "min_", "abs_", "and_", "or_", "norm", "read",
+           "setParam", "disposeDefaultEnv"]
