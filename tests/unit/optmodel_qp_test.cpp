@@ -227,6 +227,14 @@ TEST(OptmodelQp, ConvexityRules) {
     EXPECT_NE(refusal(obj + " q: [ x ^ 2 + y ^ 2 ] >= 1\nEnd\n").find("'q'"), std::string::npos);
     EXPECT_NE(refusal(obj + " q: [ x ^ 2 ] + y = 1\nEnd\n").find("equality"), std::string::npos);
     EXPECT_NE(refusal(obj + " q: [ x * y ] >= 1\nEnd\n").find("nonconvex quadratic constraints"), std::string::npos);
+    // a Hessian too wide for the dense check
+    model wide;
+    wide.name = "wide";
+    for (int j = 0; j <= kQpMaxHessianVars; j++) {
+        wide.add_var("x" + std::to_string(j), var_type::continuous, 0, 1);
+        wide.obj_quad.push_back({j, j, 1.0});
+    }
+    EXPECT_NE(quadratic_refusal(wide).find("more than 2000 variables"), std::string::npos);
     // every refusal is an unsupported feature, not a failure
     const solve_result r = solve_qp(read("Minimize\n obj: [ 2 x * y ] / 2\n" + rows + "End\n"));
     EXPECT_EQ(r.status, solve_status::error);

@@ -83,8 +83,10 @@ solve_result solve_glpk(const model& m, const solve_options& opt = {});  // a qu
 //   * an objective that is not convex in its sense (minimised with a Hessian that is not positive semidefinite,
 //     maximised with one that is not negative semidefinite), a quadratic <= row whose Hessian is not positive
 //     semidefinite, a quadratic >= row whose Hessian is not negative semidefinite, a quadratic equality row.
-// The Hessians are checked by a pivoted LDL' factorisation (pivots down to -1e-9 of the largest entry count as
+//   * quadratic terms over more than kQpMaxHessianVars variables in one objective or row.
+// The Hessians are checked by a dense pivoted LDL' factorisation (pivots down to -1e-9 of the largest entry count as
 // zero). quadratic_refusal gives the reason, "" when m is a convex (QC)QP; every reason ends in "are not supported".
+constexpr int kQpMaxHessianVars = 2000;
 std::string quadratic_refusal(const model& m);
 
 // A convex QP or QCQP by HiGHS (the `highspy` package of the Python that find_python_with_pulp() names, or

@@ -78,6 +78,14 @@ bool positive_semidefinite(std::vector<double> h, int n) {
     return true;
 }
 
+// The variables a set of quadratic terms touches.
+int quadratic_vars(const std::vector<quad_term>& q) {
+    std::vector<int> v;
+    for (const quad_term& t : q) v.push_back(t.i), v.push_back(t.j);
+    std::sort(v.begin(), v.end());
+    return (int)(std::unique(v.begin(), v.end()) - v.begin());
+}
+
 // Whether sum coef x_i x_j times sign is a convex function.
 bool convex(const std::vector<quad_term>& q, double sign) {
     int n = 0;
@@ -225,6 +233,14 @@ void take_optimum(const model& m, const json& rep, solve_result* r) {
 std::string quadratic_refusal(const model& m) {
     if (!m.is_quadratic()) return "";
     if (m.is_mip()) return "quadratic terms with integer or binary variables (MIQP) are not supported";
+    // the convexity check factorises a dense Hessian: its time grows with the cube of the variables it touches
+    int widest = quadratic_vars(m.obj_quad);
+    for (const constraint& c : m.cons) widest = std::max(widest, quadratic_vars(c.quad));
+    if (widest > kQpMaxHessianVars)
+        return fmt::format(
+            "quadratic terms over more than {} variables in one objective or row ({}) are not "
+            "supported",
+            kQpMaxHessianVars, widest);
     if (!m.obj_quad.empty() && !convex(m.obj_quad, flip_of(m)))
         return fmt::format(
             "nonconvex quadratic objectives ({} of a Hessian that is not {} semidefinite) are not "
