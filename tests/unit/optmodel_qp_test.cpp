@@ -278,8 +278,8 @@ TEST(OptmodelQp, MinimumVariancePortfolio) {
     expect_optimum(solve_qp(m), 4.0 / 7.0, {4.0 / 7, 2.0 / 7, 1.0 / 7});
 }
 
-// min -x - y s.t. x^2 + y^2 <= 1, x, y free: (1/sqrt 2, 1/sqrt 2), objective -sqrt 2, by outer approximation
-// (the first relaxation is unbounded: the helper's box holds it); as a >= row written concave, the same.
+// min -x - y s.t. x^2 + y^2 <= 1, x, y free: (1/sqrt 2, 1/sqrt 2), objective -sqrt 2, through the row's multiplier
+// (the Lagrangian at multiplier 0 is unbounded); as a >= row written concave, the same.
 TEST(OptmodelQp, QuadraticConstraintOnTheUnitDisc) {
     REQUIRE_HIGHSPY();
     const std::string bounds = "Bounds\n x free\n y free\nEnd\n";
@@ -289,6 +289,12 @@ TEST(OptmodelQp, QuadraticConstraintOnTheUnitDisc) {
     EXPECT_NEAR(r.dual[0], -std::sqrt(0.5), 1e-4);  // d(-sqrt(2 rhs))/d rhs at rhs = 1
     expect_optimum(solve_qp(read("Maximize\n obj: x + y\nSubject To\n disc: [ - x ^ 2 - y ^ 2 ] >= -1\n" + bounds)),
                    std::sqrt(2.0));
+    // two quadratic rows (cutting planes): max x + 2y s.t. x^2 + y^2 <= 5, y^2 <= 3: on the disc alone (1, 2), cut off
+    // by y <= sqrt 3, so y = sqrt 3, x = sqrt(5 - 3) (KKT: (1, 2) = a (2x, 2y) + b (0, 2y), a = 1/(2 sqrt 2) > 0,
+    // b = (2 - sqrt(3/2)) / (2 sqrt 3) > 0): sqrt 2 + 2 sqrt 3
+    expect_optimum(solve_qp(read("Maximize\n obj: x + 2 y\nSubject To\n d: [ x ^ 2 + y ^ 2 ] <= 5\n"
+                                 " c: [ y ^ 2 ] <= 3\nEnd\n")),
+                   std::sqrt(2.0) + 2 * std::sqrt(3.0), {std::sqrt(2.0), std::sqrt(3.0)});
 }
 
 // A singular Hessian: min (x - y)^2 - x - y s.t. x + y <= 4, x, y >= 0 is least on x = y, x + y = 4: (2, 2), -4.
@@ -397,6 +403,44 @@ TEST(OptmodelQp, RandomPortfoliosAgreeWithClpsQp) {
             EXPECT_NEAR(r.objective, clp_qp_objective(m), 2e-6 * std::fabs(r.objective)) << n << " " << seed;
             EXPECT_LE(qp_optimality_gap(m, r.x), kQpGapTolerance * std::max(1.0, std::fabs(r.objective)));
         }
+}
+
+// max mu'w s.t. sum w = 1, w'Sw <= 0.8 * (the equal-weight portfolio's variance), 0 <= w <= 0.3, for 100 assets: a
+// QCQP with one quadratic row (HiGHS through the row's multiplier). Checked against Clp's own QP by strong duality:
+// with the multiplier l the result reports, min -mu'w + l (w'Sw - limit) over the linear rows (a QP, solved by Clp)
+// equals the optimum.
+TEST(OptmodelQp, VarianceLimitedPortfolioMeetsItsDualBound) {
+    REQUIRE_HIGHSPY();
+    const int n = 100;
+    const model risk = random_portfolio(n, 7);  // its objective is w'Sw
+    model m;
+    m.name = "variance limited";
+    m.sense = obj_sense::maximize;
+    std::vector<term> budget;
+    for (int j = 0; j < n; j++) {
+        m.add_var("w" + std::to_string(j), var_type::continuous, 0.0, 0.3, risk.cons[1].terms[j].coef);
+        budget.push_back({j, 1.0});
+    }
+    m.add_con("budget", budget, row_sense::eq, 1.0);
+    double equal_weight = 0;
+    for (const quad_term& t : risk.obj_quad) equal_weight += t.coef / (n * n);
+    m.add_con("risk", {}, row_sense::le, 0.8 * equal_weight);
+    m.cons[1].quad = risk.obj_quad;
+    ASSERT_EQ(quadratic_refusal(m), "");
+    const solve_result r = solve_qp(m);
+    ASSERT_EQ(r.status, solve_status::optimal) << r.message;
+    EXPECT_LE(m.activity(1, r.x), 0.8 * equal_weight * (1 + 1e-9));
+    const double lambda = r.dual[1];  // d(max objective)/d(limit): the multiplier of the min form
+    ASSERT_GT(lambda, 0.0);
+    model dual = m;  // min -mu'w + lambda w'Sw over the linear rows; its optimum - lambda * limit = -(the optimum)
+    dual.sense = obj_sense::minimize;
+    for (variable& v : dual.vars) v.obj = -v.obj;
+    dual.obj_quad = risk.obj_quad;
+    for (quad_term& t : dual.obj_quad) t.coef *= lambda;
+    dual.cons.pop_back();
+    const double bound = clp_qp_objective(dual) - lambda * 0.8 * equal_weight;
+    EXPECT_NEAR(-bound, r.objective, 1e-6 * std::fabs(r.objective));
+    EXPECT_LT(r.seconds, 20.0);
 }
 
 // The gap bounds the distance from the optimum: at the feasible (0, 2) of the projection model (objective 1, optimum

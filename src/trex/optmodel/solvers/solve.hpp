@@ -91,7 +91,8 @@ std::string quadratic_refusal(const model& m);
 
 // A convex QP or QCQP by HiGHS (the `highspy` package of the Python that find_python_with_pulp() names, or
 // TREX_QP_PYTHON; the helper script python/trex_eval/trex_qp.py, or TREX_QP_HELPER): the objective and linear rows
-// as HiGHS's QP, quadratic rows by outer approximation (tangent cuts, feasibility 1e-9 relative). HiGHS's point is
+// as HiGHS's QP; one quadratic row through its multiplier (bisection on the Lagrangian's, one QP per step), several
+// by outer approximation (tangent cuts, feasibility 1e-9 relative). HiGHS's point is
 // taken as optimal only when it checks out (solution_checks_out, quadratic rows included) and its optimality gap
 // (qp_optimality_gap, by Clp) is at most kQpGapTolerance * max(1, |objective|); the message then gives the gap.
 // Duals: of every row (a quadratic row's is the sum of its tangent cuts'), in the model's sense as for LPs; no
