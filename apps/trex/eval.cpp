@@ -4,6 +4,7 @@
 //   trex eval report DIR [--judge abs|rel|orlm] [--tol X]     re-judge results.jsonl, rewrite the reports
 //   trex eval prompts [NAME]                                   list the prompt templates / print one
 //   trex eval oracle --bench FILE --form F [--mutate M] --out FILE   answers from reference LPs (harness checks)
+//   trex eval solve FILE [--format F] [--time-limit S] [--json] a model file solved as the judge solves answers
 //   trex eval sandbox                                          what isolation model-written code gets here
 //   trex eval _worker                                          internal: the sandboxed solve worker
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -48,6 +50,8 @@ struct eval_args {
     std::string dir, judge, name;
     std::string oracle_bench, oracle_form = "lp", oracle_mutate = "none", oracle_out;
     uint64_t oracle_seed = 1;
+    std::string solve_file, solve_format = "auto";
+    double solve_time_limit = 30.0;
     double tol = 0, solve_limit = 0;  // solve_limit 0: 30 s (360 s under --protocol trex)
 };
 
@@ -188,6 +192,54 @@ int run_cmd(eval_args& a) {
 
 }  // namespace
 
+namespace {
+
+// The model format of a file: --format, else its extension.
+std::string model_format(const eval_args& a) {
+    if (a.solve_format != "auto") {
+        TREX_CHECK(a.solve_format == "lp" || a.solve_format == "mps" || a.solve_format == "mathprog",
+                   "--format '{}': expected auto, lp, mps or mathprog", a.solve_format);
+        return a.solve_format;
+    }
+    const std::string ext = std::filesystem::path(a.solve_file).extension().string();
+    if (ext == ".lp") return "lp";
+    if (ext == ".mps") return "mps";
+    if (ext == ".mod" || ext == ".gmpl") return "mathprog";
+    throw_error(fmt::format("{}: cannot tell the format from the extension '{}' (give --format lp|mps|mathprog)",
+                            a.solve_file, ext));
+}
+
+// trex eval solve: the file through the judge's path (read and solved in the sandboxed worker: Clp / Cbc checked by
+// GLPK, convex quadratic models by HiGHS checked by Clp). Exit 0 when a solver gave a verdict (optimal, infeasible,
+// unbounded), 1 otherwise (unreadable, unsupported, a limit, a solver error).
+int solve_cmd(const eval_args& a) {
+    TREX_CHECK(a.solve_time_limit > 0 && std::isfinite(a.solve_time_limit), "--time-limit {}: must be positive",
+               a.solve_time_limit);
+    const std::string kind = model_format(a);
+    const std::string text = read_file(a.solve_file);
+    exec_config cfg = default_exec_config();
+    cfg.solve_time_limit_s = a.solve_time_limit;
+    cfg.allow_unisolated = a.allow_unisolated;
+    executor ex(cfg, 0);
+    const exec_outcome o = ex.run_model(kind, text);
+    if (a.json) {
+        ojson j = {{"file", a.solve_file}, {"format", kind},     {"status", o.status},
+                   {"solver", o.solver},   {"detail", o.detail}, {"seconds", o.seconds}};
+        if (o.has_objective) j["objective"] = o.objective;
+        std::printf("%s\n", j.dump().c_str());
+    } else {
+        std::printf("%s: %s", a.solve_file.c_str(), o.status.c_str());
+        if (o.has_objective) std::printf(", objective %.17g", o.objective);
+        if (!o.solver.empty()) std::printf(" (%s)", o.solver.c_str());
+        std::printf(", %.2f s\n", o.seconds);
+        if (!o.detail.empty()) std::printf("  %s\n", o.detail.c_str());
+    }
+    const bool verdict = o.status == "optimal" || o.status == "infeasible" || o.status == "unbounded";
+    return verdict ? 0 : 1;
+}
+
+}  // namespace
+
 void register_eval(CLI::App& app) {
     auto a = std::make_shared<eval_args>();
     CLI::App* ev = app.add_subcommand("eval", "OR benchmark harness: generate, execute with solvers, judge, report");
@@ -318,6 +370,17 @@ void register_eval(CLI::App& app) {
         std::printf("trex eval oracle: %ld items, %ld completions (%s, mutation %s) -> %s\n", rep.items, rep.written,
                     a->oracle_form.c_str(), a->oracle_mutate.c_str(), a->oracle_out.c_str());
         for (const auto& s : rep.skipped) std::printf("  skipped %s\n", s.c_str());
+    });
+
+    CLI::App* so = ev->add_subcommand("solve", "solve a model file (LP, MPS, MathProg) as the judge solves answers");
+    so->add_option("file", a->solve_file, "the model file")->required();
+    so->add_option("--format", a->solve_format, "auto (by extension: .lp, .mps, .mod/.gmpl), lp, mps or mathprog")
+        ->capture_default_str();
+    so->add_option("--time-limit", a->solve_time_limit, "seconds for the solve")->capture_default_str();
+    so->add_flag("--json", a->json, "print one JSON object");
+    so->add_flag("--allow-unisolated", a->allow_unisolated, "solve even without namespace isolation");
+    so->callback([a] {
+        if (solve_cmd(*a) != 0) throw CLI::RuntimeError(1);
     });
 
     CLI::App* sb = ev->add_subcommand("sandbox", "the isolation model-written code gets on this machine, measured");

@@ -112,8 +112,8 @@ ojson execute_model_request(const ojson& req) {
             const solve_result r = solve_any(m, req.value("time_limit", 30.0), req.value("solver", ""));
             rep["status"] = outcome_status(r.status);
             rep["solver"] = r.solver;
-            // the other solver's claim that the answering one refuted (solve_checked)
-            if (!r.fallback_from.empty() && !r.message.empty()) rep["detail"] = r.message;
+            // the other solver's claim that the answering one refuted (solve_checked), or a QP's certified gap
+            if (r.status == solve_status::optimal && !r.message.empty()) rep["detail"] = r.message;
             if (r.status == solve_status::optimal) rep["objective"] = r.objective;
             if (r.status == solve_status::time_limit) rep["detail"] = "solver time limit";
             if (r.status == solve_status::error) rep["detail"] = "solver error: " + r.message;

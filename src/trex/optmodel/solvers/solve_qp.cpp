@@ -242,20 +242,19 @@ std::string quadratic_refusal(const model& m) {
             "supported",
             kQpMaxHessianVars, widest);
     if (!m.obj_quad.empty() && !convex(m.obj_quad, flip_of(m)))
-        return fmt::format(
-            "nonconvex quadratic objectives ({} of a Hessian that is not {} semidefinite) are not "
-            "supported",
-            m.sense == obj_sense::maximize ? "maximising" : "minimising",
-            m.sense == obj_sense::maximize ? "negative" : "positive");
+        return m.sense == obj_sense::maximize ? "nonconvex quadratic objectives (maximised, its Hessian not negative "
+                                                "semidefinite) are not supported"
+                                              : "nonconvex quadratic objectives (minimised, its Hessian not positive "
+                                                "semidefinite) are not supported";
     for (const constraint& c : m.cons) {
         if (c.quad.empty()) continue;
         if (c.sense == row_sense::eq)
             return fmt::format("quadratic equality constraints (nonconvex: '{}') are not supported", c.name);
         if (!convex(c.quad, row_sign(c)))
             return fmt::format(
-                "nonconvex quadratic constraints ('{}': {} of a Hessian that is not {} semidefinite) "
-                "are not supported",
-                c.name, c.sense == row_sense::le ? "<=" : ">=", c.sense == row_sense::le ? "positive" : "negative");
+                "nonconvex quadratic constraints ('{}' is {} with a Hessian not {} semidefinite) are not "
+                "supported",
+                c.name, row_sense_name(c.sense), c.sense == row_sense::le ? "positive" : "negative");
     }
     return "";
 }
