@@ -221,7 +221,7 @@ int solve_cmd(const eval_args& a) {
     cfg.solve_time_limit_s = a.solve_time_limit;
     cfg.allow_unisolated = a.allow_unisolated;
     executor ex(cfg, 0);
-    const exec_outcome o = ex.run_model(kind, text);
+    const exec_outcome o = ex.run_model(kind, text, std::filesystem::path(a.solve_file).filename().string());
     if (a.json) {
         ojson j = {{"file", a.solve_file}, {"format", kind},     {"status", o.status},
                    {"solver", o.solver},   {"detail", o.detail}, {"seconds", o.seconds}};

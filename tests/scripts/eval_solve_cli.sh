@@ -3,8 +3,8 @@
 # Checks, each against an optimum worked out by hand: a Gurobi-written QP (min w'Sw, S = diag(1, 2, 4), sum w = 1:
 # 4/7, its certified gap in the detail), a Pyomo-written QCQP (max 2x + 3y over x^2 + y^2 <= 13: 13), an MPS LP
 # (min x + y, x + 2y >= 4, 3x + y >= 6: x = 8/5, y = 6/5, 14/5), a MathProg MILP; exit 0 for each. A nonconvex QP is
-# `unsupported`, a cubic term a parse error naming the line, an unknown extension and a missing file one-line errors;
-# exit 1 for each. Skipped (77) where the sandbox cannot isolate.
+# `unsupported`, a cubic term a parse error naming the file and the line, an unknown extension and a missing file
+# one-line errors; exit 1 for each. Skipped (77) where the sandbox cannot isolate.
 # Usage: eval_solve_cli.sh TREX WORKDIR
 set -euo pipefail
 trex="$1"; work="$2"
@@ -91,7 +91,8 @@ set +e
 [ "$rc" -eq 1 ] && grep -q "unsupported" "$work/saddle.txt" && grep -q "nonconvex quadratic objectives" "$work/saddle.txt" ||
   { cat "$work/saddle.txt"; fail "saddle: rc $rc"; }
 "$trex" eval solve "$work/cubic.lp" > "$work/cubic.txt" 2>&1; rc=$?
-[ "$rc" -eq 1 ] && grep -q "parse_error" "$work/cubic.txt" && grep -q "line 2: 'x ^ 3': only squares" "$work/cubic.txt" ||
+[ "$rc" -eq 1 ] && grep -q "parse_error" "$work/cubic.txt" && grep -q "cubic.lp: not a valid CPLEX LP file" "$work/cubic.txt" &&
+  grep -q "line 2: 'x ^ 3': only squares" "$work/cubic.txt" ||
   { cat "$work/cubic.txt"; fail "cubic: rc $rc"; }
 cp "$work/cubic.lp" "$work/cubic.txtmodel"
 "$trex" eval solve "$work/cubic.txtmodel" > "$work/ext.txt" 2>&1; rc=$?

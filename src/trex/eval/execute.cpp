@@ -33,10 +33,11 @@ using namespace trex::optmodel;
 
 namespace {
 
-model read_model_text(const std::string& kind, const std::string& text) {
-    if (kind == "lp") return read_lp_text(text, "answer.lp");
-    if (kind == "mps") return read_mps_text(text, "answer.mps", mps_format::detect);
-    if (kind == "mathprog") return read_mathprog_text(text, "answer.mod");
+// The model of a file's text; `name` is what errors call it ("": answer.lp, answer.mps, answer.mod).
+model read_model_text(const std::string& kind, const std::string& text, const std::string& name) {
+    if (kind == "lp") return read_lp_text(text, name.empty() ? "answer.lp" : name);
+    if (kind == "mps") return read_mps_text(text, name.empty() ? "answer.mps" : name, mps_format::detect);
+    if (kind == "mathprog") return read_mathprog_text(text, name.empty() ? "answer.mod" : name);
     throw_error(fmt::format("unknown model format '{}'", kind));
 }
 
@@ -96,7 +97,7 @@ ojson execute_model_request(const ojson& req) {
         const std::string kind = req.at("format").get<std::string>();
         model m;
         try {
-            m = read_model_text(kind, req.at("text").get<std::string>());
+            m = read_model_text(kind, req.at("text").get<std::string>(), req.value("name", std::string()));
             validate(m);
         } catch (const std::exception& e) {
             // GLPK's allocator failing under the worker's memory limit is a resource failure, not a syntax error
@@ -376,9 +377,10 @@ exec_outcome outcome_from_reply(const std::string& kind, const ojson& rep) {
 
 }  // namespace
 
-exec_outcome executor::run_model(const std::string& kind, const std::string& text) {
+exec_outcome executor::run_model(const std::string& kind, const std::string& text, const std::string& name) {
     const double t0 = now_seconds();
     ojson req = {{"op", "solve"}, {"format", kind}, {"text", text}, {"time_limit", cfg_.solve_time_limit_s}};
+    if (!name.empty()) req["name"] = name;
     exec_outcome o = outcome_from_reply(kind, solve_in_worker(req));
     o.seconds = now_seconds() - t0;
     return o;

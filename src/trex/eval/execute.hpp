@@ -76,8 +76,9 @@ class executor {
     executor(const executor&) = delete;
     executor& operator=(const executor&) = delete;
 
-    // Runs a model file (kind lp/mps/mathprog) and reports status/objective.
-    exec_outcome run_model(const std::string& kind, const std::string& text);
+    // Runs a model file (kind lp/mps/mathprog) and reports status/objective; `name` is what reader errors call the
+    // file ("": answer.lp, answer.mps, answer.mod).
+    exec_outcome run_model(const std::string& kind, const std::string& text, const std::string& name = "");
     // Compares a model file's structure with the reference LP text.
     exec_outcome compare_model(const std::string& kind, const std::string& text, const std::string& reference_lp);
     // Runs a Python answer; data_json: contents of data.json ("" = none).
