@@ -68,46 +68,52 @@ def _row_gradient(a, q, x):
     return g
 
 
+def _highs(highspy, p, lo, up, c, quad, tol, limit):
+    """A HiGHS model of min c'x + sum quad over the bounds lo..up and p's linear rows: quiet, one thread,
+    feasibility tolerances tol, Hessian regularisation off (its default 1e-7 moves an interior optimum by ~1e-7
+    relative), time_limit limit."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("primal_feasibility_tolerance", max(tol, 1e-10))
+    h.setOptionValue("dual_feasibility_tolerance", max(tol, 1e-10))
+    h.setOptionValue("qp_regularization_value", 1e-12)
+    h.setOptionValue("time_limit", limit)
+    inf = highspy.kHighsInf
+    for j in range(int(p["n"])):
+        h.addVar(max(lo[j], -inf), min(up[j], inf))
+        h.changeColCost(j, float(c[j]))
+    for r in p["rows"]:
+        h.addRow(max(_inf(r["lo"], -1), -inf), min(_inf(r["up"], 1), inf), len(r["a"]), [int(j) for j, _ in r["a"]],
+                 [float(a) for _, a in r["a"]])
+    if quad:
+        h.passHessian(_hessian(highspy, int(p["n"]), quad))
+    return h
+
+
 def solve(p):
     import highspy
 
     t0 = time.monotonic()
     n = int(p["n"])
-    inf = highspy.kHighsInf
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
+    inf = highspy.kHighsInf  # float("inf")
     tol = float(p.get("feasibility_tol", 1e-9))
-    h.setOptionValue("primal_feasibility_tolerance", max(tol, 1e-10))
-    h.setOptionValue("dual_feasibility_tolerance", max(tol, 1e-10))
-    # HiGHS's QP regularises its Hessian by 1e-7 by default, which moves an interior optimum by ~1e-7 relative
-    h.setOptionValue("qp_regularization_value", 1e-12)
     limit = float(p.get("time_limit", 30.0))
-    h.setOptionValue("time_limit", limit)
-
-    col_lo = [max(_inf(v, -1), -inf) for v in p["col_lo"]]
-    col_up = [min(_inf(v, 1), inf) for v in p["col_up"]]
     qrows = p.get("qrows", [])
-    boxed = set()
-    if qrows:  # the box that keeps the first relaxations bounded
-        for r in qrows:
-            for j in [j for j, _ in r["a"]] + [k for i, j, _ in r["q"] for k in (i, j)]:
-                boxed.add(int(j))
-    lo = [(-_BOX if j in boxed and col_lo[j] == -inf else col_lo[j]) for j in range(n)]
-    up = [(_BOX if j in boxed and col_up[j] == inf else col_up[j]) for j in range(n)]
-    for j in range(n):
-        h.addVar(lo[j], up[j])
-        h.changeColCost(j, float(p["c"][j]))
-    for r in p["rows"]:
-        idx = [int(j) for j, _ in r["a"]]
-        val = [float(c) for _, c in r["a"]]
-        h.addRow(max(_inf(r["lo"], -1), -inf), min(_inf(r["up"], 1), inf), len(idx), idx, val)
-    if p.get("obj_quad"):
-        h.passHessian(_hessian(highspy, n, p["obj_quad"]))
     if len(qrows) == 1:
         one = _one_row(highspy, p, tol, t0, limit)
         if one is not None:
             return one
+
+    col_lo = [_inf(v, -1) for v in p["col_lo"]]
+    col_up = [_inf(v, 1) for v in p["col_up"]]
+    boxed = set()  # the box that keeps the first relaxations bounded
+    for r in qrows:
+        for j in [j for j, _ in r["a"]] + [k for i, j, _ in r["q"] for k in (i, j)]:
+            boxed.add(int(j))
+    lo = [(-_BOX if j in boxed and col_lo[j] == -inf else col_lo[j]) for j in range(n)]
+    up = [(_BOX if j in boxed and col_up[j] == inf else col_up[j]) for j in range(n)]
+    h = _highs(highspy, p, lo, up, p["c"], p.get("obj_quad"), tol, limit)
     n_lin = len(p["rows"])
     cut_of = []  # the quadratic row of each cut
     rounds = 0
@@ -165,22 +171,9 @@ def _lagrangian_solve(highspy, p, lam, tol):
         quad += [[i, j, lam[k] * q] for i, j, q in r["q"]]
         for j, a in r["a"]:
             c[int(j)] += lam[k] * a
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("primal_feasibility_tolerance", max(tol, 1e-10))
-    h.setOptionValue("dual_feasibility_tolerance", max(tol, 1e-10))
-    h.setOptionValue("qp_regularization_value", 1e-12)
-    h.setOptionValue("time_limit", 10.0)
-    n = int(p["n"])
-    for j in range(n):
-        h.addVar(_inf(p["col_lo"][j], -1), _inf(p["col_up"][j], 1))
-        h.changeColCost(j, c[j])
-    for r in p["rows"]:
-        h.addRow(_inf(r["lo"], -1), _inf(r["up"], 1), len(r["a"]), [int(j) for j, _ in r["a"]],
-                 [float(a) for _, a in r["a"]])
-    if quad:
-        h.passHessian(_hessian(highspy, n, quad))
+    lo = [_inf(v, -1) for v in p["col_lo"]]
+    up = [_inf(v, 1) for v in p["col_up"]]
+    h = _highs(highspy, p, lo, up, c, quad, tol, 10.0)
     h.run()
     st = h.getModelStatus()
     if st != highspy.HighsModelStatus.kOptimal:
