@@ -235,6 +235,7 @@ void register_bench_generate(CLI::App* bench) {
     g->add_option("--seed", a->opt.seed, "prompts and random weights")->capture_default_str();
     g->add_flag("--peer", a->opt.peer, "also time HF transformers' cached generate on the same weights (batch 1)");
     g->add_flag("--speculative", a->opt.speculative, "also time MTP speculative decoding at batch 1 (greedy)");
+    g->add_flag("--profile", a->opt.profile, "decode again at batch 1 and at the batch with each section timed");
     g->add_option("--python", a->opt.python, "Python for the peer (default: .venv/bin/python)");
     g->add_option("--peer-threads", a->opt.peer_threads, "torch threads for the peer: auto or a number")
         ->capture_default_str();

@@ -91,6 +91,32 @@ TEST(BenchGenerate, SpeculativeDecodingIsTimedAndGivesThePlainTokens) {
         EXPECT_TRUE(j.contains(k)) << k;
 }
 
+// --profile: the sections of a decoding step at batch 1 and at the batch; the attention, MoE and head sections all
+// appear, none is negative, and with "other" they sum to the step.
+TEST(BenchGenerate, ProfileSplitsTheDecodingStepIntoItsSections) {
+    micro_model mm;
+    auto o = small();
+    o.profile = true;
+    const auto r = trex::bench::run_bench_generate(mm.m, "micro", o);
+    ASSERT_EQ(r.profiles.size(), 2u);
+    EXPECT_EQ(r.profiles[0].batch, 1);
+    EXPECT_EQ(r.profiles[1].batch, 3);
+    for (const auto& p : r.profiles) {
+        EXPECT_EQ(p.steps, o.new_tokens - 2) << "the steps after the first (which follows the prefill)";
+        double sum = 0;
+        for (const auto& [name, ms] : p.section_ms) {
+            EXPECT_GE(ms, 0.0) << name;
+            sum += ms;
+        }
+        for (const char* s :
+             {"dec.attn.proj", "dec.attn.core", "dec.attn.out", "fwd.moe.experts", "fwd.head", "fwd.mhc", "other"})
+            EXPECT_TRUE(p.section_ms.count(s)) << s;
+        EXPECT_NEAR(sum, p.step_ms, 1e-6 * p.step_ms + 1e-9);
+    }
+    EXPECT_TRUE(trex::bench::bench_generate_json(r).contains("decode_profile"));
+    EXPECT_NE(trex::bench::format_bench_generate(r).find("decode profile"), std::string::npos);
+}
+
 TEST(BenchGenerate, PeerTokensAreComparedOneByOne) {
     micro_model mm;
     const auto plain = trex::bench::run_bench_generate(mm.m, "micro", small());

@@ -234,6 +234,37 @@ void time_speculative(bench_generate_result& r, dsv4_model& model, const bench_g
 
 }  // namespace
 
+// The same greedy decoding as the measured runs, with the model's decode sections timed.
+decode_profile profile_decode(dsv4_model& model, const bench_generate_options& opt,
+                              const std::vector<std::vector<int32_t>>& prompts, int64_t batch) {
+    step_profile prof;
+    infer::generator gen(model, gen_options(opt, batch));
+    const std::vector<std::vector<int32_t>> some(prompts.begin(), prompts.begin() + batch);
+    auto requests = greedy_requests(some, opt.new_tokens);
+    for (auto& q : requests) gen.submit(std::move(q));
+    // prefill unprofiled: the steps until every sequence has its first token
+    while (gen.stats().decode_steps == 0 && gen.step()) {
+    }
+    model.set_decode_profile(&prof);
+    const infer::generation_stats before = gen.stats();
+    while (gen.step()) {
+    }
+    model.set_decode_profile(nullptr);
+    const infer::generation_stats& after = gen.stats();
+    decode_profile p;
+    p.batch = batch;
+    p.steps = after.decode_steps - before.decode_steps;
+    TREX_CHECK(p.steps > 0, "bench generate --profile: no decoding step to profile");
+    p.step_ms = 1e3 * (after.decode_seconds - before.decode_seconds) / (double)p.steps;
+    double sum = 0;
+    for (const auto& [name, s] : prof.seconds) {
+        p.section_ms[name] = 1e3 * s / (double)p.steps;
+        sum += p.section_ms[name];
+    }
+    p.section_ms["other"] = std::max(0.0, p.step_ms - sum);
+    return p;
+}
+
 bench_generate_result run_bench_generate(dsv4_model& model, const std::string& model_name,
                                          const bench_generate_options& opt) {
     TREX_CHECK(opt.batch >= 1 && opt.prompt_len >= 1 && opt.new_tokens >= 2,
@@ -278,6 +309,10 @@ bench_generate_result run_bench_generate(dsv4_model& model, const std::string& m
     seq.insert(seq.end(), r.greedy_tokens.begin(), r.greedy_tokens.end());
     r.cache_parity_max_rel = cache_parity(model, seq, opt.prompt_len);
     if (opt.peer) run_peer(r, model, prompts[0], opt);
+    if (opt.profile) {
+        r.profiles.push_back(profile_decode(model, opt, prompts, 1));
+        if (opt.batch > 1) r.profiles.push_back(profile_decode(model, opt, prompts, opt.batch));
+    }
     return r;
 }
 
@@ -322,8 +357,38 @@ nlohmann::json bench_generate_json(const bench_generate_result& r) {
         j["peer_version"] = r.peer_version;
         j["peer_threads"] = r.peer_threads;
     }
+    for (const decode_profile& p : r.profiles)
+        j["decode_profile"].push_back(
+            {{"batch", p.batch}, {"steps", p.steps}, {"step_ms", p.step_ms}, {"section_ms", p.section_ms}});
     return j;
 }
+
+namespace {
+
+// "section  ms/step (share) …" for each profiled batch, sections by their largest time
+std::string format_decode_profiles(const std::vector<decode_profile>& ps) {
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [name, ms] : ps.back().section_ms) order.emplace_back(-ms, name);
+    std::sort(order.begin(), order.end());
+    std::string s = "  decode profile   ms per step by section (share of the step)";
+    for (const decode_profile& p : ps) s += fmt::format(" | batch {} ({} steps)", p.batch, p.steps);
+    s += "\n";
+    for (const auto& [neg, name] : order) {
+        s += fmt::format("    {:<20}", name);
+        for (const decode_profile& p : ps) {
+            const auto it = p.section_ms.find(name);
+            const double ms = it == p.section_ms.end() ? 0.0 : it->second;
+            s += fmt::format(" {:9.3f} ({:4.1f}%)", ms, 100.0 * ms / p.step_ms);
+        }
+        s += "\n";
+    }
+    s += fmt::format("    {:<20}", "step");
+    for (const decode_profile& p : ps) s += fmt::format(" {:9.3f}        ", p.step_ms);
+    s += "\n";
+    return s;
+}
+
+}  // namespace
 
 std::string format_bench_generate(const bench_generate_result& r) {
     const double bytes = r.weight_bytes_per_token + r.cache_bytes_per_token;
@@ -365,6 +430,7 @@ std::string format_bench_generate(const bench_generate_result& r) {
             100 * r.greedy_match, r.new_tokens,
             r.greedy_first_mismatch >= 0 ? fmt::format(" (first difference at token {})", r.greedy_first_mismatch)
                                          : "");
+    if (!r.profiles.empty()) s += format_decode_profiles(r.profiles);
     return s;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,15 @@ struct bench_generate_options {
     std::string peer_script;  // "" = <source>/tests/reference/peer_generate.py
     std::string peer_threads = "auto";
     bool speculative = false;  // also time MTP speculative decoding at batch 1 (greedy, against plain)
+    bool profile = false;      // decode again at batch 1 and at the batch, section by section (untimed runs)
+};
+
+// Where a decoding step's time goes: milliseconds per step by section (dsv4_model::set_decode_profile's names), the
+// rest of the step (sampling, the generator's bookkeeping) as "other".
+struct decode_profile {
+    int64_t batch = 0, steps = 0;
+    double step_ms = 0;
+    std::map<std::string, double> section_ms;
 };
 
 struct bench_generate_result {
@@ -67,6 +77,8 @@ struct bench_generate_result {
     double greedy_match = 0;   // leading tokens equal to the peer's ÷ new_tokens (1: identical)
     int64_t greedy_first_mismatch = -1;
     std::string peer_version, peer_threads;
+    // --profile: batch 1, then the batch
+    std::vector<decode_profile> profiles;
 };
 
 bench_generate_result run_bench_generate(dsv4_model& model, const std::string& model_name,

@@ -103,7 +103,7 @@ void dsv4_model::decode_rows(std::span<sequence_cache* const> seqs, std::span<co
     batch.S = N;
     batch.input_ids = ids.data();
     const step_options opts = decode_options();
-    const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
+    const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts, decode_prof_};
     stage_plan plan;
     plan.states = 2 * N * nd;
     plan.head = {rows, d, n, true, false};
@@ -113,6 +113,7 @@ void dsv4_model::decode_rows(std::span<sequence_cache* const> seqs, std::span<co
     float* h = decode_acts_.states.data();
     float* h_next = h + N * nd;
     {
+        section_timer timer(decode_prof_, decode_kernels_, "dec.embed");
         workspace::scope ws(ws_);
         float* x = ws.floats(N * d);
         decode_kernels_.embedding_forward(x, ids.data(), params_.w("embed.weight"), N, d);
@@ -135,7 +136,7 @@ void dsv4_model::decode_rows(std::span<sequence_cache* const> seqs, std::span<co
     }
     batch_geometry head_geo;
     head_geo.N = rows;
-    const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts};
+    const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts, decode_prof_};
     head_grad no_grad;
     int64_t n_valid = 0;
     head_.forward(main_head_saved(decode_acts_.head), &n_valid, hr, nullptr, 0.0, &logits, no_grad, whead_, he);
@@ -167,7 +168,7 @@ void dsv4_model::decode_mtp_rows(std::span<sequence_cache* const> seqs, std::spa
     batch.input_ids = next_ids.data();
     batch.mtp_input_ids = next_ids.data();
     const step_options opts = decode_options();
-    const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts};
+    const layer_env e{cfg, decode_kernels_, ws_, decode_geo_, batch, opts, decode_prof_};
     stage_plan plan;
     plan.states = 2 * N * nd;
     plan.head = {N, d, n, true, true};
@@ -178,7 +179,10 @@ void dsv4_model::decode_mtp_rows(std::span<sequence_cache* const> seqs, std::spa
     float* h_mtp = decode_acts_.states.data() + N * nd;
     std::vector<attention_cache*> caches(seqs.size());
     for (size_t b = 0; b < seqs.size(); b++) caches[b] = &seqs[b]->layers[(size_t)L];
-    mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, wmtp_, e);
+    {
+        section_timer timer(decode_prof_, decode_kernels_, "dec.mtp");
+        mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, wmtp_, e);
+    }
     // the head over each sequence's last rows_wanted[b] positions (gathered into z, free after the block)
     const float* hr = last_rows(z.data(), h_mtp, rows_wanted, N, nd);
     if (!hr) {
@@ -187,7 +191,7 @@ void dsv4_model::decode_mtp_rows(std::span<sequence_cache* const> seqs, std::spa
     }
     batch_geometry head_geo;
     head_geo.N = rows;
-    const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts};
+    const layer_env he{cfg, decode_kernels_, ws_, head_geo, batch, opts, decode_prof_};
     mtp_->head(decode_acts_.head, hr, logits, wmtp_, he);
 }
 

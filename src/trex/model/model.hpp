@@ -125,6 +125,8 @@ class dsv4_model {
     void decode_mtp_rows(std::span<sequence_cache* const> seqs, std::span<const float> h_last,
                          std::span<const int32_t> next_ids, std::span<const int64_t> counts,
                          std::span<const int64_t> rows_wanted, std::vector<float>& logits);
+    // Decoding calls time their sections into *prof (section name -> seconds, calls) while it is set; nullptr: off.
+    void set_decode_profile(step_profile* prof) { decode_prof_ = prof; }
 
     // After step(): indexer selection of a CSA layer, [N, kw] (−1 padded) and kw. Not kept under recompute.
     std::span<const int32_t> csa_selection(int layer, int64_t* kw) const;
@@ -174,6 +176,7 @@ class dsv4_model {
     // cached decoding: its tensors (one block's at a time, the two states, the head's) and its geometry
     stage_activations decode_acts_;
     batch_geometry decode_geo_;
+    step_profile* decode_prof_ = nullptr;
 };
 
 // "activations kept for backward X MiB (Y KiB/token[, recompute: one block's])" for bytes over `tokens` tokens.

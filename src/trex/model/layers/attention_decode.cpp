@@ -231,18 +231,25 @@ void attention_layer::decode(block_acts& A, std::span<attention_cache* const> ca
                env.geo.docs.size());
     workspace::scope ws(env.ws);
     const int64_t N = env.N(), c = env.cfg.head_dim, H = env.cfg.num_attention_heads;
+    section_timer timer(env.prof, env.k, "dec.attn.proj");
     project(A, W, env);
+    timer.next("dec.attn.compress");
     if (ratio_ > 0) compress_cached(caches, A, W, env);
+    timer.next("dec.attn.indexer");
     std::vector<decode_keys> chosen;
     if (ratio_ == 4) index_cached(chosen, caches, A, W, env);
+    timer.next("dec.attn.keys");
     decode_plan plan;
     plan_keys(plan, caches, chosen, env);
     float* kv = ws.floats(std::max<int64_t>(plan.rows, 1) * c);
     gather_kv(kv, plan, caches, A, env);
+    timer.next("dec.attn.core");
     float* P = ws.floats(std::max<int64_t>((int64_t)plan.key_idx.size() * H, 1));
     env.k.attention_forward(A.o.data(), P, A.q.data(), kv, W.sink, plan.key_offset.data(), plan.key_idx.data(), N,
                             (int)H, c, 1.0 / std::sqrt((double)c));
+    timer.next("dec.attn.out");
     output_forward(A, W, env);
+    timer.next("dec.attn.keys");
     advance_caches(caches, A, env);
 }
 

@@ -66,11 +66,16 @@ void transformer_block::forward(block_acts& A, float* h_out, const float* h_in, 
 void transformer_block::decode(block_acts& A, std::span<attention_cache* const> caches, float* h_out, const float* h_in,
                                const block_weights& W, const layer_env& env) const {
     const mhc_saved S1 = attn_unit_saved(A), S2 = ffn_unit_saved(A);
+    section_timer timer(env.prof, env.k, "fwd.mhc");
     hc_.pre_forward(S1, h_in, W.attn_hc, env);
+    timer.next(nullptr);  // attention and MoE time their own sections
     attn_.decode(A, caches, W.attn, env);
+    timer.next("fwd.mhc");
     hc_.post_forward(A.h_mid.data(), A.F1.data(), h_in, S1, env);
     hc_.pre_forward(S2, A.h_mid.data(), W.ffn_hc, env);
+    timer.next(nullptr);
     moe_.forward(A, W.ffn, env);
+    timer.next("fwd.mhc");
     hc_.post_forward(h_out, A.F2.data(), A.h_mid.data(), S2, env);
 }
 
