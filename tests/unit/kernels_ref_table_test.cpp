@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "support/cpu_compare.hpp"
+#include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/kernel_table.hpp"
 
 using namespace trex;
@@ -199,12 +200,13 @@ TEST(RefKernelTable, SyrkMatchesCpu) {
         }
 }
 
-// The decoding GEMM: the reference's result for every row count up to and past 16, and a row's result bitwise the
-// same whatever rows share its call (up to 16).
+// The decoding GEMM: the reference's result for every row count of each kernel class (the dot products up to
+// decode_dot_rows, the lanes kernel up to decode_rows, oneDNN past it), and a row's result bitwise the same whatever
+// rows share its call within a class.
 TEST(RefKernelTable, LinearFwdDecodeMatchesAndIsRowIndependent) {
-    const int64_t in = 67, out = 131;
-    const vector<float> x = rnd(20 * in, 310), W = rnd(out * in, 311);
-    for (int64_t N : {1, 2, 8, 16, 17, 20})
+    const int64_t in = 67, out = 131, rows = cpu::decode_rows + 2;
+    const vector<float> x = rnd(rows * in, 310), W = rnd(out * in, 311);
+    for (int64_t N : {1, 2, 4, 5, 8, 16, 17, 20, 32, 33, 48, 64, 66})
         for (bool acc : {false, true}) {
             const vector<float> y0 = rnd(N * out, 312);
             vector<float> yc = y0, yr = y0;
@@ -212,12 +214,24 @@ TEST(RefKernelTable, LinearFwdDecodeMatchesAndIsRowIndependent) {
             ref_table().linear_fwd_decode(yr.data(), x.data(), W.data(), N, in, out, acc);
             expect_rel("linear_fwd_decode N=" + std::to_string(N) + (acc ? " accumulate" : ""), yc, yr);
         }
-    vector<float> alone(out), together(16 * out);
-    cpu_table().linear_fwd_decode(together.data(), x.data(), W.data(), 16, in, out, false);
-    for (int64_t t = 0; t < 16; t++) {
+    // each class: every row of its largest call against the same row in calls of other sizes (alone where the class
+    // starts at one row; else in the smallest call of the class holding it)
+    const int64_t dot = cpu::decode_dot_rows, lanes = cpu::decode_rows;
+    vector<float> together(lanes * out), alone(lanes * out);
+    cpu_table().linear_fwd_decode(together.data(), x.data(), W.data(), dot, in, out, false);
+    for (int64_t t = 0; t < dot; t++) {
         cpu_table().linear_fwd_decode(alone.data(), x.data() + t * in, W.data(), 1, in, out, false);
         for (int64_t o = 0; o < out; o++) ASSERT_EQ(alone[o], together[t * out + o]) << "row " << t << " col " << o;
     }
+    cpu_table().linear_fwd_decode(together.data(), x.data(), W.data(), lanes, in, out, false);
+    for (int64_t n : {dot + 1, int64_t{17}, int64_t{33}, lanes - 1})
+        for (int64_t t0 = 0; t0 + n <= lanes; t0 += n) {
+            cpu_table().linear_fwd_decode(alone.data(), x.data() + t0 * in, W.data(), n, in, out, false);
+            for (int64_t t = 0; t < n; t++)
+                for (int64_t o = 0; o < out; o++)
+                    ASSERT_EQ(alone[t * out + o], together[(t0 + t) * out + o])
+                        << "rows " << t0 << ".." << t0 + n - 1 << ", row " << t0 + t << " col " << o;
+        }
 }
 
 // y = x·Wᵀ (+ y), dx = dy·W (+ dx), dW += dyᵀ·x.

@@ -33,9 +33,9 @@ struct kernel_table {
                  int64_t ldc) = nullptr;
     void (*linear_fwd)(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
                        bool accumulate) = nullptr;
-    // linear_fwd for the few rows of a decoding step: for N ≤ 16, W is streamed once and every row's dot products are
-    // computed on their own (a row's result does not depend on N or on the other rows: a sequence decodes the same
-    // alone or batched); larger N as linear_fwd. decoding_kernels() puts it in linear_fwd's place.
+    // linear_fwd for the few rows of a decoding step (cpu::linear_fwd_decode: up to 64 rows, a row's result
+    // independent of the other rows within each of two row-count classes); larger N as linear_fwd.
+    // decoding_kernels() puts it in linear_fwd's place.
     void (*linear_fwd_decode)(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
                               bool accumulate) = nullptr;
     void (*linear_bwd_data)(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out,

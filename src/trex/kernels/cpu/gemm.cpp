@@ -195,18 +195,91 @@ void decode_rows_block(float* y, const float* x, const float* W, int64_t N, int6
 #endif
 }
 
+#ifdef __AVX512F__
+// Tokens as lanes. xT [in, 16·NV] holds ≤ 16·NV rows of x transposed (lanes past n zero); acc[m][v] lane l is
+// y[16v + l, o + m], one FMA chain over k = 0..in−1 (so a row's result does not depend on its lane or its company).
+template <int RM, int NV>
+void lanes_tile(float* y, const float* xT, const float* W, int64_t n, int64_t in, int64_t out, int64_t o,
+                bool accumulate) {
+    __m512 acc[RM][NV];
+    for (int m = 0; m < RM; m++)
+        for (int v = 0; v < NV; v++) acc[m][v] = _mm512_setzero_ps();
+    const float* w = W + o * in;
+    for (int64_t k = 0; k < in; k++) {
+        __m512 xv[NV];
+        for (int v = 0; v < NV; v++) xv[v] = _mm512_loadu_ps(xT + k * 16 * NV + 16 * v);
+        for (int m = 0; m < RM; m++) {
+            const __m512 b = _mm512_set1_ps(w[m * in + k]);
+            for (int v = 0; v < NV; v++) acc[m][v] = _mm512_fmadd_ps(b, xv[v], acc[m][v]);
+        }
+    }
+    alignas(64) float lanes[16];
+    for (int m = 0; m < RM; m++)
+        for (int v = 0; v < NV; v++) {
+            _mm512_store_ps(lanes, acc[m][v]);
+            for (int64_t l = 0; l < 16 && 16 * v + l < n; l++) {
+                float& dst = y[(16 * v + l) * out + o + m];
+                dst = accumulate ? dst + lanes[l] : lanes[l];
+            }
+        }
+}
+
+// W rows [o0, o1) against the n ≤ 16·NV rows packed in xT: RM rows of W at a time (16 accumulators), the tail one
+// row at a time
+template <int NV>
+void lanes_block(float* y, const float* xT, const float* W, int64_t n, int64_t in, int64_t out, int64_t o0, int64_t o1,
+                 bool accumulate) {
+    constexpr int RM = NV == 1 ? 16 : 8;
+    int64_t o = o0;
+    for (; o + RM <= o1; o += RM) lanes_tile<RM, NV>(y, xT, W, n, in, out, o, accumulate);
+    for (; o < o1; o++) lanes_tile<1, NV>(y, xT, W, n, in, out, o, accumulate);
+}
+
+// xT [in, 16·NV] = the n ≤ 16·NV rows of x [n, in] transposed, lanes past n zero (a thread-local buffer)
+template <int NV>
+const float* pack_lanes(const float* x, int64_t n, int64_t in) {
+    static thread_local std::vector<float> xT_buf;
+    float* xT = grow(xT_buf, (size_t)(in * 16 * NV));
+    std::fill(xT, xT + in * 16 * NV, 0.0f);
+    for (int64_t t = 0; t < n; t++)
+        for (int64_t k = 0; k < in; k++) xT[k * 16 * NV + t] = x[t * in + k];
+    return xT;
+}
+
+// y[n, out] (+)= x[n, in]·Wᵀ for n ≤ 16·NV rows: x packed transposed once, then blocks of W rows per thread.
+template <int NV>
+void lanes_rows(float* y, const float* x, const float* W, int64_t n, int64_t in, int64_t out, bool accumulate) {
+    const float* xT = pack_lanes<NV>(x, n, in);
+    constexpr int64_t block = 64;  // W rows per task (a multiple of both RMs)
+#pragma omp parallel for schedule(static)
+    for (int64_t o0 = 0; o0 < out; o0 += block)
+        lanes_block<NV>(y, xT, W, n, in, out, o0, std::min(out, o0 + block), accumulate);
+}
+#endif
+
 }  // namespace
 
-// Blocks of W rows per thread; each W row is read from memory once and dotted with the N rows of x (in cache).
 void linear_fwd_decode(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
     if (N > decode_rows) {
         linear_fwd(y, x, W, N, in, out, accumulate);
         return;
     }
-    constexpr int64_t block = 64;  // W rows per task
+    if (N <= decode_dot_rows) {  // blocks of W rows per thread, each W row read once and dotted with the N rows of x
+        constexpr int64_t block = 64;  // W rows per task
 #pragma omp parallel for schedule(static)
-    for (int64_t o0 = 0; o0 < out; o0 += block)
-        decode_rows_block(y, x, W, N, in, out, o0, std::min(out, o0 + block), accumulate);
+        for (int64_t o0 = 0; o0 < out; o0 += block)
+            decode_rows_block(y, x, W, N, in, out, o0, std::min(out, o0 + block), accumulate);
+        return;
+    }
+#ifdef __AVX512F__
+    for (int64_t t = 0; t < N; t += 32) {  // 32 rows per pass over W (2 registers of lanes), the rest in one
+        const int64_t n = std::min<int64_t>(32, N - t);
+        if (n > 16)
+            lanes_rows<2>(y + t * out, x + t * in, W, n, in, out, accumulate);
+        else
+            lanes_rows<1>(y + t * out, x + t * in, W, n, in, out, accumulate);
+    }
+#endif
 }
 
 void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {

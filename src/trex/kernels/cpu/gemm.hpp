@@ -39,9 +39,21 @@ void syrk(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float 
 // Helpers in the Linear (W [out,in]) convention.
 // y[N,out] = x[N,in]·Wᵀ (+ y when accumulate)
 void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate = false);
-// The same for a decoding step's few rows (kernel_table::linear_fwd_decode): N ≤ decode_rows streams W once with every
-// row's dot products computed alone (row-independent results); more rows go to linear_fwd.
+// The same for a decoding step's few rows (kernel_table::linear_fwd_decode), row-independent: a row's result is
+// bitwise the same whatever other rows share the call, within each of two classes of N.
+//   N ≤ decode_dot_rows: W streamed once, each (row, output) a 16-lane dot product summed by halves (the few-tokens
+//     case: memory-bound, one pass over W);
+//   N ≤ decode_rows: the rows as vector lanes (tokens × 16 per register, W's elements broadcast), each output one
+//     chain of FMAs over `in` in order (a batch of sequences: compute-bound, ~4× the dot products' FLOP rate);
+//   more rows go to linear_fwd (oneDNN).
+// Without AVX-512 there is no lanes kernel: the dot products take up to 16 rows, oneDNN the rest.
+#ifdef __AVX512F__
+constexpr int64_t decode_dot_rows = 4;
+constexpr int64_t decode_rows = 64;
+#else
+constexpr int64_t decode_dot_rows = 16;
 constexpr int64_t decode_rows = 16;
+#endif
 void linear_fwd_decode(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out,
                        bool accumulate = false);
 // dx[N,in] = dy[N,out]·W (+ dx when accumulate)
