@@ -205,7 +205,12 @@ void lanes_tile(float* y, const float* xT, const float* W, int64_t n, int64_t in
     for (int m = 0; m < RM; m++)
         for (int v = 0; v < NV; v++) acc[m][v] = _mm512_setzero_ps();
     const float* w = W + o * in;
+    // the next RM rows of W are prefetched a cache line at a time as these stream (the vocabulary head at 32 rows:
+    // 27 -> 24 ms per call, two threads)
+    const bool prefetch = o + 2 * RM <= out;
     for (int64_t k = 0; k < in; k++) {
+        if (prefetch && (k & 15) == 0)
+            for (int m = 0; m < RM; m++) _mm_prefetch((const char*)(w + (RM + m) * in + k), _MM_HINT_T0);
         __m512 xv[NV];
         for (int v = 0; v < NV; v++) xv[v] = _mm512_loadu_ps(xT + k * 16 * NV + 16 * v);
         for (int m = 0; m < RM; m++) {
