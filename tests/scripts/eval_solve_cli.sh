@@ -2,7 +2,8 @@
 # trex eval solve from the command line: model files solved as the judge solves answers, in the sandboxed worker.
 # Checks, each against an optimum worked out by hand: a Gurobi-written QP (min w'Sw, S = diag(1, 2, 4), sum w = 1:
 # 4/7, its certified gap in the detail), a Pyomo-written QCQP (max 2x + 3y over x^2 + y^2 <= 13: 13), an MPS LP
-# (min x + y, x + 2y >= 4, 3x + y >= 6: x = 8/5, y = 6/5, 14/5), a MathProg MILP; exit 0 for each. A nonconvex QP is
+# (min x + y, x + 2y >= 4, 3x + y >= 6: x = 8/5, y = 6/5, 14/5), the portfolio QP as an MPS file with QUADOBJ (4/7),
+# a MathProg MILP; exit 0 for each. A nonconvex QP is
 # `unsupported`, a cubic term a parse error naming the file and the line, an unknown extension and a missing file
 # one-line errors; exit 1 for each. Skipped (77) where the sandbox cannot isolate.
 # Usage: eval_solve_cli.sh TREX WORKDIR
@@ -59,6 +60,24 @@ RHS
     RHS       R1           4.0   R2           6.0
 ENDATA
 MPS
+cat > "$work/portfolio.mps" <<'MPS'
+NAME portfolio
+ROWS
+ N  R0000
+ E  budget
+COLUMNS
+    w[1]      budget    1
+    w[2]      budget    1
+    w[3]      budget    1
+RHS
+    RHS1      budget    1
+BOUNDS
+QUADOBJ
+    w[1]      w[1]      2
+    w[2]      w[2]      4
+    w[3]      w[3]      8
+ENDATA
+MPS
 cat > "$work/knap.mod" <<'MOD'
 var a binary; var b binary; var c binary;
 maximize v: 6*a + 5*b + 4*c;
@@ -71,6 +90,7 @@ printf 'Minimize\n obj: x + [ x ^ 3 ] / 2\nSubject To\n c: x >= 1\nEnd\n' > "$wo
 "$trex" eval solve "$work/portfolio.lp" --json > "$work/portfolio.json" || fail "portfolio: exit $?"
 "$trex" eval solve "$work/disc.lp" --json > "$work/disc.json" || fail "disc: exit $?"
 "$trex" eval solve "$work/two.mps" --json > "$work/two.json" || fail "mps: exit $?"
+"$trex" eval solve "$work/portfolio.mps" --json > "$work/portfolio_mps.json" || fail "mps qp: exit $?"
 "$trex" eval solve "$work/knap.mod" > "$work/knap.txt" || fail "mathprog: exit $?"
 grep -q "optimal, objective 9 " "$work/knap.txt" || { cat "$work/knap.txt"; fail "knapsack: expected 9 (b and c)"; }
 python3 - "$work" <<'PY'
@@ -84,6 +104,8 @@ d = json.load(open(f"{w}/disc.json"))
 assert d["status"] == "optimal" and abs(d["objective"] - 13) < 1e-7, d
 t = json.load(open(f"{w}/two.json"))
 assert t["status"] == "optimal" and abs(t["objective"] - 14 / 5) < 1e-9, t
+q = json.load(open(f"{w}/portfolio_mps.json"))
+assert q["status"] == "optimal" and q["solver"] == "highs-qp" and abs(q["objective"] - 4 / 7) < 1e-9, q
 PY
 
 set +e

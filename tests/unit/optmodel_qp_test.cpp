@@ -172,7 +172,88 @@ TEST(OptmodelQp, MalformedQuadraticSectionsNameTheLine) {
     EXPECT_NE(error_of("Minimize\n obj: x ^ 2\nSubject To\n c: x >= 1\nEnd\n").find("bad.lp"), std::string::npos);
 }
 
-// write_lp writes the brackets (the objective's doubled, then halved by "/ 2") and reads back to the same model.
+// ---- MPS quadratic sections (mps_quadratic.hpp), fixtures written here after each writer's documented layout
+
+// CPLEX's documented QMATRIX example (every off-diagonal entry listed twice, ½·xᵀQx): min a + b + ½(a² + 4ab + 7b²)
+// s.t. a + b >= 10; the same objective as a QUADOBJ (one triangle, as Gurobi and HiGHS write it). IR coefficients:
+// a² 0.5, ab 2, b² 3.5. Optimum: on a + b = 10 the objective is 360 - 50a + 2a², least at a = 12.5 > 10, so b = 0,
+// a = 10: 10 + 50 = 60 (KKT: gradient (11, 21) = 11·(1, 1) + 10·(0, 1), both multipliers >= 0).
+TEST(OptmodelQp, ReadsMpsQuadObjAndQMatrix) {
+    const std::string head =
+        "NAME          problem\nROWS\n N  obj\n G  c1\nCOLUMNS\n    a         obj                  1   c1"
+        "                   1\n    b         obj                  1   c1                   1\nRHS\n    rhs       c1"
+        "                  10\n";
+    const std::string qmatrix =
+        "QMATRIX\n    a         a                    1\n    a         b                    2\n"
+        "    b         a                    2\n    b         b                    7\nENDATA\n";
+    const std::string quadobj =
+        "QUADOBJ\n    a         a                    1\n    a         b                    2\n"
+        "    b         b                    7\nENDATA\n";
+    for (const std::string& q : {qmatrix, quadobj}) {
+        const model m = read_mps_text(head + q, "qp.mps");
+        validate(m);
+        ASSERT_EQ(m.obj_quad.size(), 3u);
+        EXPECT_DOUBLE_EQ(quad_coef(m, m.obj_quad, "a", "a"), 0.5);
+        EXPECT_DOUBLE_EQ(quad_coef(m, m.obj_quad, "a", "b"), 2.0);
+        EXPECT_DOUBLE_EQ(quad_coef(m, m.obj_quad, "b", "b"), 3.5);
+        EXPECT_DOUBLE_EQ(m.objective_at({1, 2}), 3 + 0.5 + 4 + 14);
+        if (!have_highspy()) continue;
+        expect_optimum(solve_qp(m), 60.0, {10.0, 0.0});
+    }
+}
+
+// MOSEK's QSECTION on the objective row (one triangle, ½·xᵀQx) and a QCMATRIX on a row (all of Q, not halved, as
+// CPLEX and Gurobi write a quadratic constraint), with OBJSENSE and a second QCMATRIX in the same file.
+// min -x2 + ½(2x1² - 2x1x3 + 0.2x2² + 2x3²) s.t. x1 + x2 + x3 >= 1: x2 alone gives 0.1x2² - x2, least at x2 = 5
+// (-2.5), and x1 = x3 = 0 leaves the other gradients 2x1 - x3 = 2x3 - x1 = 0: optimum -2.5 at (0, 5, 0).
+TEST(OptmodelQp, ReadsMpsQSectionAndQcMatrix) {
+    const model m = read_mps_text(
+        "NAME qo1\nROWS\n N obj\n G c1\nCOLUMNS\n x1 c1 1.0\n x2 obj -1.0\n x2 c1 1.0\n x3 c1 1.0\n"
+        "RHS\n rhs c1 1.0\nQSECTION obj\n x1 x1 2.0\n x1 x3 -1.0\n x2 x2 0.2\n x3 x3 2.0\nENDATA\n",
+        "qo1.mps");
+    EXPECT_DOUBLE_EQ(quad_coef(m, m.obj_quad, "x1", "x1"), 1.0);
+    EXPECT_DOUBLE_EQ(quad_coef(m, m.obj_quad, "x1", "x3"), -1.0);
+    EXPECT_DOUBLE_EQ(quad_coef(m, m.obj_quad, "x2", "x2"), 0.1);
+    if (have_highspy()) expect_optimum(solve_qp(m), -2.5, {0.0, 5.0, 0.0});
+
+    // max x + y s.t. disc: x² + y² <= 1 (QCMATRIX, diagonal), skew: x² - 2xy + 3y² <= 10 (its off-diagonal entry
+    // listed twice, -1 each), x, y free: sqrt 2 at (1/sqrt 2, 1/sqrt 2), where skew is 2 <= 10
+    const model q = read_mps_text(
+        "NAME qcp\nOBJSENSE\n    MAX\nROWS\n N obj\n L disc\n L skew\nCOLUMNS\n x obj 1\n y obj 1\n"
+        "RHS\n rhs disc 1\n rhs skew 10\nBOUNDS\n FR bnd x\n FR bnd y\nQCMATRIX disc\n x x 1\n y y 1\n"
+        "QCMATRIX   skew\n x x 1\n x y -1\n y x -1\n y y 3\nENDATA\n",
+        "qcp.mps");
+    validate(q);
+    EXPECT_EQ(q.sense, obj_sense::maximize);
+    ASSERT_EQ(q.cons.size(), 2u);
+    EXPECT_DOUBLE_EQ(quad_coef(q, q.cons[0].quad, "x", "x"), 1.0);
+    EXPECT_DOUBLE_EQ(quad_coef(q, q.cons[1].quad, "x", "y"), -2.0);
+    EXPECT_DOUBLE_EQ(quad_coef(q, q.cons[1].quad, "y", "y"), 3.0);
+    EXPECT_DOUBLE_EQ(q.activity(1, {1, 2}), 1 - 4 + 12);
+    if (have_highspy()) expect_optimum(solve_qp(q), std::sqrt(2.0), {std::sqrt(0.5), std::sqrt(0.5)});
+}
+
+TEST(OptmodelQp, MalformedMpsQuadraticSectionsNameTheLine) {
+    auto error_of = [](const std::string& quad) {
+        try {
+            read_mps_text("NAME t\nROWS\n N obj\n L c\nCOLUMNS\n x obj 1\n x c 1\nRHS\n rhs c 4\n" + quad + "ENDATA\n",
+                          "bad.mps");
+        } catch (const trex::error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(read)");
+    };
+    EXPECT_EQ(error_of("QUADOBJ\n x x 2\n"), "(read)");
+    EXPECT_NE(error_of("QUADOBJ\n x x two\n").find("bad.mps:11: 'two' is not a finite number"), std::string::npos)
+        << error_of("QUADOBJ\n x x two\n");
+    EXPECT_NE(error_of("QUADOBJ\n x x\n").find("bad.mps:11:"), std::string::npos);
+    EXPECT_NE(error_of("QUADOBJ\n x z 1\n").find("bad.mps:11: quadratic term of 'z'"), std::string::npos);
+    EXPECT_NE(error_of("QCMATRIX\n x x 1\n").find("bad.mps:10: QCMATRIX needs the name of its row"), std::string::npos);
+    EXPECT_NE(error_of("QCMATRIX nowhere\n x x 1\n").find("row 'nowhere'"), std::string::npos);
+}
+
+// write_lp writes the brackets (the objective's doubled, then halved by "/ 2") and write_mps its quadratic sections;
+// both read back to the same model.
 TEST(OptmodelQp, WriterRoundTrip) {
     const model m = read(
         "Maximize\n obj: 3 x + [ - 2 x ^ 2 + 2 x * y - 4 y ^ 2 ] / 2 + 5 Constant\nSubject To\n"
@@ -194,8 +275,13 @@ TEST(OptmodelQp, WriterRoundTrip) {
     model other = m;
     other.cons[1].quad[0].coef = 2.0;
     EXPECT_NE(canonical_hash(other), canonical_hash(m));
+    // write_mps's QUADOBJ and QCMATRIX read back to the same model
+    const std::string mps = write_mps(m);
+    EXPECT_NE(mps.find("QUADOBJ"), std::string::npos) << mps;
+    EXPECT_NE(mps.find("QCMATRIX q"), std::string::npos) << mps;
+    const model from_mps = read_mps_text(mps, "qp.mps");
+    EXPECT_EQ(canonical_hash(from_mps), canonical_hash(m)) << mps;
     // writers and solvers of linear models refuse it by name
-    EXPECT_THROW(write_mps(m), trex::error);
     EXPECT_THROW(write_gurobipy(m), trex::error);
     const solve_result g = solve_glpk(m);
     EXPECT_EQ(g.status, solve_status::error);

@@ -11,6 +11,7 @@
 
 #include "trex/base/error.hpp"
 #include "trex/optmodel/ir/lp_dialect.hpp"
+#include "trex/optmodel/ir/mps_quadratic.hpp"
 #include "trex/optmodel/solvers/glpk_env.hpp"
 
 namespace trex::optmodel {
@@ -172,12 +173,15 @@ model read_mps_file(const std::string& path, mps_format format) {
         text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     obj_sense sense;
-    if (strip_objsense(text, &sense)) {
+    const bool has_sense = strip_objsense(text, &sense);
+    const mps_quadratic quad = strip_mps_quadratic(text, path);
+    if (has_sense || !quad.empty()) {
         temp_file f(text, ".mps");
         try {
             model m = read_mps_file(f.path, format);
             m.name = stem(path);
-            m.sense = sense;
+            if (has_sense) m.sense = sense;
+            attach_mps_quadratic(m, quad, path);
             return m;
         } catch (const error& e) {
             throw error(rename_in(e.what(), f.path, path));

@@ -1,6 +1,7 @@
-// Reading models through GLPK (CPLEX LP, free and fixed MPS, MathProg) into the IR. GLPK tolerates more than COIN's
-// readers and never aborts the process on bad input: its terminal output is captured (not printed) and the last
-// message — "file:line: what" when GLPK knows the line — becomes the one-line trex::error.
+// Reading models through GLPK (CPLEX LP, free and fixed MPS, MathProg) into the IR; the quadratic sections of MPS
+// files, which GLPK does not know, by mps_quadratic.hpp. GLPK tolerates more than COIN's readers and never aborts the
+// process on bad input: its terminal output is captured (not printed) and the last message — "file:line: what" when
+// GLPK knows the line — becomes the one-line trex::error.
 #pragma once
 
 #include <string>

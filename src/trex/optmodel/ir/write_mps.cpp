@@ -9,9 +9,38 @@ namespace trex::optmodel {
 // reads the opposite sign; read_mps_file corrects it); OBJSENSE MAX for maximisation (read_mps_file handles it, GLPK
 // does not);
 // integer columns sit between INTORG/INTEND markers and always get explicit bounds (some readers default an
-// unbounded integer column to [0, 1]).
+// unbounded integer column to [0, 1]); quadratic parts in QUADOBJ and QCMATRIX sections.
+namespace {
+
+// The quadratic parts (mps_quadratic.hpp): the objective's as QUADOBJ (one triangle of Q, ½·xᵀQx: a square's value
+// doubled), each row's as QCMATRIX (all of Q, xᵀQx: a product's value halved on each side), as Gurobi and CPLEX read
+// them.
+std::string quadratic_sections(const model& m, const safe_names& names) {
+    std::string out;
+    if (!m.obj_quad.empty()) out += "QUADOBJ\n";
+    for (const quad_term& t : merged_quad(m.obj_quad))
+        out += fmt::format(" {} {} {}\n", names.vars[t.i], names.vars[t.j],
+                           format_number(t.i == t.j ? 2.0 * t.coef : t.coef));
+    for (size_t i = 0; i < m.cons.size(); i++) {
+        if (m.cons[i].quad.empty()) continue;
+        out += fmt::format("QCMATRIX {}\n", names.cons[i]);
+        for (const quad_term& t : merged_quad(m.cons[i].quad)) {
+            const std::string& a = names.vars[t.i];
+            const std::string& b = names.vars[t.j];
+            if (t.i == t.j) {
+                out += fmt::format(" {} {} {}\n", a, a, format_number(t.coef));
+                continue;
+            }
+            out += fmt::format(" {} {} {}\n {} {} {}\n", a, b, format_number(0.5 * t.coef), b, a,
+                               format_number(0.5 * t.coef));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string write_mps(const model& m) {
-    require_linear(m, "the MPS writer");
     const safe_names names = make_safe_names(m);
     std::string out = fmt::format("* Problem: {}\nNAME model\n", m.name);
     if (m.sense == obj_sense::maximize) out += "OBJSENSE\n    MAX\n";
@@ -76,6 +105,7 @@ std::string write_mps(const model& m) {
         else if (is_int)
             out += fmt::format(" PL BND {}\n", n);
     }
+    out += quadratic_sections(m, names);
     out += "ENDATA\n";
     return out;
 }
