@@ -179,6 +179,9 @@ void register_bench_serve(CLI::App* bench) {
         "--separate-prefill", [a](int64_t) { a->opt.interleave_prefill = false; },
         "the server prefills admitted prompts before a decoding step (default: inside it)");
     g->add_flag("--speculative", a->opt.speculative, "the server decodes with MTP drafts (the model must have MTP)");
+    g->add_flag(
+        "--no-keep-alive", [a](int64_t) { a->opt.keep_alive = false; },
+        "each request on a new connection (default: a client's requests on one, as OpenAI SDK clients send them)");
     g->add_flag("--json", a->json, "print one JSON object");
     g->callback([a]() {
         a->opt.concurrency.clear();

@@ -24,7 +24,8 @@ TEST(BenchServe, EveryRequestCompletesAndTheRatiosAreTheLevels) {
     ASSERT_EQ(r.levels.size(), 2u);
     for (const auto& lv : r.levels) {
         EXPECT_EQ(lv.requests, 16) << lv.concurrency;
-        EXPECT_EQ(lv.errors, 0) << lv.concurrency;
+        EXPECT_EQ(lv.errors, 0) << lv.concurrency << ": " << lv.first_error;
+        EXPECT_TRUE(lv.first_error.empty());
         EXPECT_EQ(lv.tokens, 16 * 6) << lv.concurrency;
         EXPECT_NEAR(lv.decode_tokens_per_s, (double)lv.tokens / lv.seconds, 1e-9 * lv.decode_tokens_per_s);
         EXPECT_GT(lv.ttft_p50, 0);
@@ -35,6 +36,7 @@ TEST(BenchServe, EveryRequestCompletesAndTheRatiosAreTheLevels) {
     EXPECT_NEAR(r.itl_p99_ratio_8, r.levels[1].itl_p99 / r.levels[0].itl_p99, 1e-12);
     const auto j = trex::bench::bench_serve_json(r);
     EXPECT_EQ(j["levels"].size(), 2u);
+    EXPECT_TRUE(j["levels"][0].contains("first_error"));
     EXPECT_TRUE(j.contains("decode_scaling"));
 }
 

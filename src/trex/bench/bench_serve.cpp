@@ -37,6 +37,7 @@ struct stream_record {
     double ttft = 0;
     std::vector<double> gaps;
     int64_t tokens = 0;
+    std::string failure;  // why it is not ok: the connection's error, an HTTP status and its body, a stream cut short
 };
 
 // One streaming request: reads the server-sent events as they arrive, timing the chunks that carry tokens.
@@ -82,7 +83,14 @@ stream_record one_request(httplib::Client& cli, const std::string& body) {
     };
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
-    rec.ok = cli.send(req, res, err) && res.status == 200 && done;
+    const bool sent = cli.send(req, res, err);
+    rec.ok = sent && res.status == 200 && done;
+    if (!sent)
+        rec.failure = "connection: " + httplib::to_string(err);
+    else if (res.status != 200)
+        rec.failure = fmt::format("HTTP {}: {}", res.status, res.body.substr(0, 200));
+    else if (!done)
+        rec.failure = fmt::format("the stream ended without [DONE] after {} tokens", rec.tokens);
     return rec;
 }
 
@@ -101,6 +109,7 @@ serve_level run_level(int port, int concurrency, const bench_serve_options& opt,
             httplib::Client cli("127.0.0.1", port);
             cli.set_read_timeout(600, 0);
             cli.set_tcp_nodelay(true);
+            cli.set_keep_alive(opt.keep_alive);
             while (next++ < opt.requests) {
                 stream_record rec = one_request(cli, body);
                 std::lock_guard<std::mutex> lock(mu);
@@ -116,6 +125,9 @@ serve_level run_level(int port, int concurrency, const bench_serve_options& opt,
         lv.requests++;
         if (!r.ok || r.tokens != opt.max_tokens) {
             lv.errors++;
+            const std::string why =
+                r.ok ? fmt::format("{} tokens of {} streamed", r.tokens, opt.max_tokens) : r.failure;
+            if (lv.first_error.empty()) lv.first_error = why;
             continue;
         }
         lv.tokens += r.tokens;
@@ -193,6 +205,7 @@ nlohmann::json bench_serve_json(const bench_serve_result& r) {
         levels.push_back({{"concurrency", lv.concurrency},
                           {"requests", lv.requests},
                           {"errors", lv.errors},
+                          {"first_error", lv.first_error},
                           {"seconds", lv.seconds},
                           {"requests_per_s", lv.requests_per_s},
                           {"decode_tokens_per_s", lv.decode_tokens_per_s},
@@ -219,6 +232,10 @@ std::string format_bench_serve(const bench_serve_result& r) {
         s += fmt::format("  {:>11} {:>8} {:>6} {:>10.2f} {:>12.1f} {:>8.1f}ms {:>8.1f}ms {:>8.2f}ms {:>8.2f}ms\n",
                          lv.concurrency, lv.requests, lv.errors, lv.requests_per_s, lv.decode_tokens_per_s,
                          1e3 * lv.ttft_p50, 1e3 * lv.ttft_p99, 1e3 * lv.itl_p50, 1e3 * lv.itl_p99);
+    for (const serve_level& lv : r.levels)
+        if (lv.errors > 0)
+            s += fmt::format("  concurrency {}: {} failed requests, the first: {}\n", lv.concurrency, lv.errors,
+                             lv.first_error);
     s += fmt::format("  decode tokens/s, highest concurrency ÷ lowest: {:.2f}x", r.decode_scaling);
     if (r.itl_p99_ratio_8 > 0) s += fmt::format("; p99 inter-token latency at 8 ÷ at 1: {:.2f}x", r.itl_p99_ratio_8);
     return s + "\n";

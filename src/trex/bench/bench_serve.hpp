@@ -30,11 +30,13 @@ struct bench_serve_options {
     int64_t prefill_chunk = serve::server_options{}.prefill_chunk;  // prompt tokens per prefill chunk
     bool interleave_prefill = true;  // the server's prefill inside its decoding steps (false: before them)
     bool speculative = false;        // the server decodes with MTP drafts
+    bool keep_alive = true;          // a client's requests on one connection, as the OpenAI SDKs' clients send them
 };
 
 struct serve_level {
     int concurrency = 0;
     int64_t requests = 0, errors = 0, tokens = 0;
+    std::string first_error;  // the first failed request's reason (empty without errors)
     double seconds = 0, requests_per_s = 0, decode_tokens_per_s = 0;
     double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;  // seconds
 };
