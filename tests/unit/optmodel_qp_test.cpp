@@ -244,6 +244,14 @@ TEST(OptmodelQp, MalformedMpsQuadraticSectionsNameTheLine) {
         return std::string("(read)");
     };
     EXPECT_EQ(error_of("QUADOBJ\n x x 2\n"), "(read)");
+    // a second N row constrains nothing: its QSECTION is dropped with it, the first N row's is the objective's
+    const model two = read_mps_text(
+        "NAME t\nROWS\n N obj\n N aux\n L c\nCOLUMNS\n x obj 1\n x aux 1\n x c 1\n"
+        "RHS\n rhs c 4\nQSECTION aux\n x x 5\nQSECTION obj\n x x 2\nENDATA\n",
+        "two.mps");
+    ASSERT_EQ(two.obj_quad.size(), 1u);
+    EXPECT_DOUBLE_EQ(two.obj_quad[0].coef, 1.0);
+    EXPECT_EQ(two.cons.size(), 1u);
     EXPECT_NE(error_of("QUADOBJ\n x x two\n").find("bad.mps:11: 'two' is not a finite number"), std::string::npos)
         << error_of("QUADOBJ\n x x two\n");
     EXPECT_NE(error_of("QUADOBJ\n x x\n").find("bad.mps:11:"), std::string::npos);

@@ -232,8 +232,6 @@ void time_speculative(bench_generate_result& r, dsv4_model& model, const bench_g
     r.speculative_ceiling = (1 + r.mtp_acceptance) * r.plain_step_ms / (r.plain_step_ms + r.mtp_draft_ms);
 }
 
-}  // namespace
-
 // The same greedy decoding as the measured runs, with the model's decode sections timed.
 decode_profile profile_decode(dsv4_model& model, const bench_generate_options& opt,
                               const std::vector<std::vector<int32_t>>& prompts, int64_t batch) {
@@ -264,6 +262,8 @@ decode_profile profile_decode(dsv4_model& model, const bench_generate_options& o
     p.section_ms["other"] = std::max(0.0, p.step_ms - sum);
     return p;
 }
+
+}  // namespace
 
 bench_generate_result run_bench_generate(dsv4_model& model, const std::string& model_name,
                                          const bench_generate_options& opt) {

@@ -179,10 +179,7 @@ void dsv4_model::decode_mtp_rows(std::span<sequence_cache* const> seqs, std::spa
     float* h_mtp = decode_acts_.states.data() + N * nd;
     std::vector<attention_cache*> caches(seqs.size());
     for (size_t b = 0; b < seqs.size(); b++) caches[b] = &seqs[b]->layers[(size_t)L];
-    {
-        section_timer timer(decode_prof_, decode_kernels_, "dec.mtp");
-        mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, wmtp_, e);
-    }
+    mtp_->decode(decode_acts_.block(0), decode_acts_.head, z, h_mtp, h_last.data(), caches, wmtp_, e);
     // the head over each sequence's last rows_wanted[b] positions (gathered into z, free after the block)
     const float* hr = last_rows(z.data(), h_mtp, rows_wanted, N, nd);
     if (!hr) {

@@ -1,11 +1,11 @@
 #include "trex/optmodel/ir/mps_quadratic.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "trex/base/error.hpp"
@@ -41,6 +41,7 @@ struct quad_section {
     std::string kind;  // "" when the current section is not quadratic
     std::string row;   // "" = the objective
     bool one_triangle = false, halved = false;
+    bool ignored = false;  // the terms of a free row other than the objective (GLPK drops such rows: no constraint)
 };
 
 // The IR coefficient of x_a·x_b for a listed value v: with one triangle listed an off-diagonal value stands for
@@ -52,7 +53,8 @@ double ir_coef(const quad_section& s, const std::string& a, const std::string& b
     return c;
 }
 
-quad_section open_section(const std::vector<std::string>& w, const std::set<std::string>& objective_rows,
+// N rows: the first is the objective, the others carry no constraint.
+quad_section open_section(const std::vector<std::string>& w, const std::vector<std::string>& free_rows,
                           const std::string& path, int line) {
     quad_section s;
     s.kind = w[0];
@@ -62,7 +64,9 @@ quad_section open_section(const std::vector<std::string>& w, const std::set<std:
         return s;
     }
     TREX_CHECK(w.size() == 2, "{}:{}: {} needs the name of its row", path, line, s.kind);
-    s.row = objective_rows.count(w[1]) ? "" : w[1];
+    const auto free = std::find(free_rows.begin(), free_rows.end(), w[1]);
+    s.row = free == free_rows.begin() ? "" : w[1];
+    s.ignored = free != free_rows.end() && free != free_rows.begin();
     s.one_triangle = s.halved = s.kind == "QSECTION";
     return s;
 }
@@ -71,7 +75,7 @@ quad_section open_section(const std::vector<std::string>& w, const std::set<std:
 
 mps_quadratic strip_mps_quadratic(std::string& text, const std::string& path) {
     mps_quadratic q;
-    std::set<std::string> objective_rows;
+    std::vector<std::string> free_rows;  // the N rows, in file order
     std::string section;
     quad_section quad;
     std::string out;
@@ -86,18 +90,18 @@ mps_quadratic strip_mps_quadratic(std::string& text, const std::string& path) {
             section = w[0];
             quad = {};
             if (section == "QUADOBJ" || section == "QMATRIX" || section == "QSECTION" || section == "QCMATRIX") {
-                quad = open_section(w, objective_rows, path, line);
+                quad = open_section(w, free_rows, path, line);
                 blank_it = true;
             }
         } else if (!w.empty() && w[0][0] != '*') {
-            if (section == "ROWS" && w.size() >= 2 && w[0] == "N") objective_rows.insert(w[1]);
+            if (section == "ROWS" && w.size() >= 2 && w[0] == "N") free_rows.push_back(w[1]);
             if (!quad.kind.empty()) {
                 TREX_CHECK(w.size() == 3 || (w.size() == 5 && quad.kind == "QSECTION"),
                            "{}:{}: a {} line is 'name name value'{} ({} fields here)", path, line, quad.kind,
                            quad.kind == "QSECTION" ? " [name value]" : "", w.size());
                 for (size_t k = 1; k < w.size(); k += 2) {
                     const double v = number_at(w[k + 1], path, line);
-                    q.entries.push_back({quad.row, w[0], w[k], ir_coef(quad, w[0], w[k], v), line});
+                    if (!quad.ignored) q.entries.push_back({quad.row, w[0], w[k], ir_coef(quad, w[0], w[k], v), line});
                 }
                 blank_it = true;
             }

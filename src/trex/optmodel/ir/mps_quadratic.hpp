@@ -4,9 +4,10 @@
 // Sections (each entry `name1 name2 value`, MOSEK's QSECTION also `name1 name2 value name3 value2`):
 //   QUADOBJ          objective += ½·xᵀQx, one triangle of Q listed (Gurobi, HiGHS, CPLEX's alternative);
 //   QMATRIX          objective += ½·xᵀQx, all of Q listed (both (i, j) and (j, i)) (CPLEX);
-//   QSECTION <row>   <row> += ½·xᵀQx, one triangle listed; the objective when <row> is an N row (MOSEK);
+//   QSECTION <row>   <row> += ½·xᵀQx, one triangle listed; the objective when <row> is the first N row (MOSEK);
 //   QCMATRIX <row>   <row> += xᵀQx, all of Q listed, not halved (CPLEX, Gurobi).
-// Names are whitespace-separated (names with blanks in fixed-format MPS are not supported here).
+// Another N row's terms are dropped with the row (it constrains nothing). Names are whitespace-separated (names with
+// blanks in fixed-format MPS are not supported here).
 #pragma once
 
 #include <string>
