@@ -1,14 +1,13 @@
 #include "trex/serve/server.hpp"
 
-// Connections waiting to be accepted: httplib's default of 5 overflows when dozens of clients connect at once (the
-// kernel drops the handshake's last ACK and a client that already sent its request reads an error). Only this file
-// runs an httplib::Server.
-#define CPPHTTPLIB_LISTEN_BACKLOG 512
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -106,12 +105,18 @@ struct request_group {
 
 }  // namespace
 
+// Connections waiting to be accepted. httplib's listen() queue is 5, compiled into Debian's libcpp-httplib (a
+// CPPHTTPLIB_LISTEN_BACKLOG define here cannot change it); when dozens of clients connect at once it overflows, and
+// clients lost requests to read errors. bind() calls listen() again on httplib's socket with this depth.
+constexpr int kListenBacklog = 512;
+
 struct server::impl {
     dsv4_model& model;
     const eval::text_codec& codec;
     server_options opt;
     httplib::Server http;
     int port = -1;
+    int listen_fd = -1;  // httplib's listening socket (its socket-options hook records it)
 
     // the engine
     infer::generator gen;
@@ -666,6 +671,10 @@ server::server(dsv4_model& model, const eval::text_codec& codec, server_options 
     const int threads = p_->opt.http_threads;
     p_->http.new_task_queue = [threads] { return new httplib::ThreadPool((size_t)threads); };
     p_->http.set_tcp_nodelay(true);  // a streamed token is a small write: no Nagle delay
+    p_->http.set_socket_options([self = p_.get()](socket_t sock) {
+        httplib::default_socket_options(sock);
+        self->listen_fd = (int)sock;
+    });
     // keep-alive connections stay open for many requests (httplib's default closes one after 5, and a client that
     // has already sent its next request on it reads an error); a generation may take long: generous timeouts
     p_->http.set_keep_alive_max_count(100000);
@@ -688,6 +697,8 @@ void server::bind() {
         p_->port = p_->http.bind_to_port(o.host, o.port) ? o.port : -1;
     TREX_CHECK(p_->port > 0, "serve: cannot listen on {}:{} (in use, or not an address of this machine)", o.host,
                o.port);
+    TREX_CHECK(p_->listen_fd >= 0 && ::listen(p_->listen_fd, kListenBacklog) == 0,
+               "serve: cannot deepen the listen queue of {}:{}: {}", o.host, p_->port, std::strerror(errno));
 }
 
 int server::bound_port() const {
