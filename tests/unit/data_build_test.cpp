@@ -216,6 +216,8 @@ TEST(DataBuild, BadConfigsAndOutputsGiveOneLineErrors) {
          "key 'sft.families': unknown name 'nope'"},
         {"{\"seed\": 1, \"output_dir\": \"" + dir + "/o\", \"sft\": {\"count\": 5, \"difficulty\": [3, 9]}}",
          "key 'sft.difficulty'"},
+        {"{\"seed\": 1, \"output_dir\": \"" + dir + "/o\", \"sft\": {\"count\": 5, \"answer\": \"short\"}}",
+         "key 'sft.answer': expected \"reasoned\" or \"direct\""},
         {"{\"seed\": 1, \"sft\": {\"count\": 5}}", "key 'output_dir': required"},
         {"[1, 2]", "must be a JSON object"},
         {"{\"seed\": 1, \"output_dir\": \"/proc/trex_cannot_write/o\", \"sft\": {\"count\": 2}}",

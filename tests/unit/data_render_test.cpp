@@ -92,6 +92,36 @@ TEST(DataRender, EveryFamilyRepresentationAndCategoryReexecutes) {
     }
 }
 
+// The direct answer (sft.answer = "direct") is the reasoned answer's LP file alone, and it re-executes; every CPT
+// document carries the instance's LP file, which solves to the document's own optimum.
+TEST(DataRender, DirectAnswersAndCptModelFilesAreTheVerifiedModel) {
+    for (const family* f : all_families()) {
+        gen_request rq;
+        rq.seed = 11;
+        const instance in = generate(*f, rq);
+        const verification v = verify(in.m);
+        const std::string lp = "```lp\n" + write_lp(in.m) + "```\n";
+        for (representation rep : {representation::dp, representation::dt, representation::dps}) {
+            const std::string direct = render_answer(*f, in, rep, task::lp_file, dialect::pulp, v, 4, false);
+            EXPECT_EQ(direct, lp) << f->name;
+            const std::string reasoned = render_answer(*f, in, rep, task::lp_file, dialect::pulp, v, 4);
+            EXPECT_NE(reasoned.find("<think>"), std::string::npos) << f->name;
+            EXPECT_EQ(reasoned.substr(reasoned.size() - lp.size()), lp) << f->name;
+            const reexec_result r =
+                reexec_answer(direct, task::lp_file, rep, in.data, v, nullptr, "/tmp/trex_render_direct");
+            EXPECT_TRUE(r.ok) << f->name << ": " << r.detail;
+        }
+        const std::string doc = render_cpt_document(*f, in, v, 5);
+        const size_t at = doc.find("## Model file\n");
+        ASSERT_NE(at, std::string::npos) << f->name;
+        EXPECT_LT(at, doc.find("## Solution")) << f->name;
+        EXPECT_NE(doc.find(lp, at), std::string::npos) << f->name;
+        const reexec_result r = reexec_answer(doc.substr(at), task::lp_file, representation::dp, in.data, v, nullptr,
+                                              "/tmp/trex_render_direct");
+        EXPECT_TRUE(r.ok) << f->name << ": " << r.detail;
+    }
+}
+
 // Designed infeasible and unbounded instances of every family that has them: the PuLP program prints the status of
 // the label. CBC calls some unbounded LPs infeasible (product_mix with a product no constraint limits and the others
 // bounded); the programs tell the two apart with a zero-objective copy.

@@ -131,8 +131,8 @@ build_config parse_build_config(const std::string& path) {
     const ojson sft = j.value("sft", ojson::object());
     if (!sft.is_object()) cfg_fail(path, "sft", "expected an object");
     check_keys(path, sft, "sft.",
-               {"count", "families", "representations", "categories", "dialects", "difficulty", "infeasible_share",
-                "unbounded_share"});
+               {"count", "families", "representations", "categories", "dialects", "difficulty", "answer",
+                "infeasible_share", "unbounded_share"});
     c.sft_count = get_count(path, sft, "count", "sft.count", 0);
     c.families = weights(path, sft, "families", fam_names);
     c.representations = weights(path, sft, "representations", {"DP", "DT", "DPS"});
@@ -148,6 +148,12 @@ build_config parse_build_config(const std::string& path) {
             cfg_fail(path, "sft.difficulty", "expected [lo, hi] with 1 <= lo <= hi <= 5");
         c.difficulty_lo = d[0].get<int>();
         c.difficulty_hi = d[1].get<int>();
+    }
+    if (sft.contains("answer")) {
+        const ojson& a = sft["answer"];
+        if (!a.is_string() || (a != "reasoned" && a != "direct"))
+            cfg_fail(path, "sft.answer", "expected \"reasoned\" or \"direct\"");
+        c.reasoned = a == "reasoned";
     }
     c.infeasible_share = get_number(path, sft, "infeasible_share", "sft.infeasible_share", 0.04, 0, 0.5);
     c.unbounded_share = get_number(path, sft, "unbounded_share", "sft.unbounded_share", 0.02, 0, 0.5);
@@ -389,7 +395,7 @@ ojson process_slot(worker_env& env, const std::vector<slot>& slots, long k, long
                       {"hash", fmt::format("{:016x}", canonical_hash(in.m))}};
         if (s.kind == slot_kind::sft) {
             const std::string q = render_question(f, in, s.rep, s.cat, s.dia, seed);
-            const std::string ans = render_answer(f, in, s.rep, s.cat, s.dia, v, seed);
+            const std::string ans = render_answer(f, in, s.rep, s.cat, s.dia, v, seed, c.reasoned);
             const bool code_task = s.cat == task::code || s.cat == task::formulation_code;
             std::string reexec = "in_process";
             if (code_task && !env.py && c.python != "off") {

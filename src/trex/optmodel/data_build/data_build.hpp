@@ -25,6 +25,7 @@ struct build_config {
     std::vector<std::pair<std::string, double>> categories;       // "formulation"/"formulation_code"/"code"/"lp_file"
     std::vector<std::pair<std::string, double>> dialects;         // "pulp"/"gurobipy" -> weight
     int difficulty_lo = 1, difficulty_hi = 3;
+    bool reasoned = true;  // "answer": "reasoned" (<think> first) or "direct" (the artefact alone; render_answer)
     double infeasible_share = 0.04, unbounded_share = 0.02;
     // held-out test sets (never used for training: distinct canonical hashes)
     long test_count = 0;

@@ -501,9 +501,10 @@ std::string fenced(const std::string& text, const std::string& lang) {
 }  // namespace
 
 std::string render_answer(const family& f, const instance& in, representation rep, task t, dialect d,
-                          const verification& label, uint64_t seed) {
+                          const verification& label, uint64_t seed, bool reasoned) {
     rng r(seed, hash_name("answer"));
     std::string a = think_block(f, in, rep, t, r);
+    if (!reasoned) a.clear();  // drawn all the same: the rest of the answer is the reasoned one's
     const bool dps_file = rep == representation::dps;
     switch (t) {
         case task::formulation:
@@ -520,10 +521,12 @@ std::string render_answer(const family& f, const instance& in, representation re
             a += result_sentence(label, r) + "\n";
             break;
         case task::lp_file:
-        case task::benchmark:
-            a += model_block(f, in, false, r);
+        case task::benchmark: {
+            const std::string model = model_block(f, in, false, r);
+            if (reasoned) a += model;
             a += "```lp\n" + write_lp(in.m) + "```\n";
             break;
+        }
     }
     return a;
 }
@@ -643,6 +646,14 @@ std::string render_cpt_document(const family& f, const instance& in, const verif
     d += fmt::format("The instance has {} variables ({}) and {} constraints with {} nonzero coefficients.\n\n",
                      in.m.vars.size(), in.m.is_mip() ? "mixed-integer" : "all continuous", in.m.cons.size(),
                      in.m.nonzeros());
+    // The instance as a solver reads it: the document then shows, as OR texts and model libraries do, where each
+    // number of the problem statement goes in a model file.
+    d += "## Model file\n\n" +
+         expand(
+             "[The same model as a CPLEX LP file|The instance written as a CPLEX LP file|In LP format], "
+             "[ready for a solver|as a solver reads it]:",
+             v, r) +
+         "\n\n```lp\n" + write_lp(in.m) + "```\n\n";
     d += "## Solution\n\n";
     if (label.status != solve_status::optimal) {
         d += label.status == solve_status::infeasible

@@ -34,8 +34,10 @@ std::string render_question(const family& f, const instance& in, representation 
 // The assistant answer: <think>...</think>, <model>...</model> (not for `code`), a code block (python for
 // formulation_code / code, lp for lp_file) and the result line. For `formulation` the <model> block ends with the
 // instance written out explicitly (write_latex), which is what re-execution parses.
+// reasoned = false: the direct answer, without the <think> block, and for lp_file / benchmark also without the
+// <model> block (the LP file is the model): the answer is what the judge reads and nothing else.
 std::string render_answer(const family& f, const instance& in, representation rep, task t, dialect d,
-                          const verification& label, uint64_t seed);
+                          const verification& label, uint64_t seed, bool reasoned = true);
 
 // Whether a statement tells its data: every number of the data (data.json's numeric leaves) written in the text
 // (missing lists those that are not), and every number the text writes one of the data's (unused lists the others;
