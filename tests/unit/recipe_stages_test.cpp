@@ -173,7 +173,8 @@ TEST(RecipeProfile, ProfilesAreKnownAndAnUnknownOneIsAnError) {
 }
 
 // A profile's training families are known families and none is a transfer family (the transfer sets would then
-// not be held out); a sliding window that a profile sets covers at most its context.
+// not be held out); a sliding window that a profile sets, and every training stage's rows, cover at most its
+// context; the SFT answers' shape is one trex data build knows.
 TEST(RecipeProfile, TrainingFamiliesAreKnownAndDisjointFromTheTransferFamilies) {
     for (const auto& n : profile_names()) {
         const profile& p = profile_named(n);
@@ -184,6 +185,8 @@ TEST(RecipeProfile, TrainingFamiliesAreKnownAndDisjointFromTheTransferFamilies) 
         for (const auto& f : p.transfer_families) EXPECT_NO_THROW(optmodel::find_family(f)) << n << ": " << f;
         EXPECT_GE(p.sliding_window, 0) << n;
         EXPECT_LE(p.sliding_window, p.max_position) << n;
+        for (const train_sizes* t : {&p.base, &p.cpt, &p.sft}) EXPECT_LE(t->seq, p.max_position) << n;
+        EXPECT_TRUE(p.sft_answer == "reasoned" || p.sft_answer == "direct") << n << ": " << p.sft_answer;
     }
 }
 

@@ -39,6 +39,9 @@ struct profile {
     std::vector<std::string> transfer_families;
     // Task categories of the SFT set with their weights (formulation, formulation_code, code, lp_file).
     std::vector<std::pair<std::string, double>> categories;
+    // The SFT answers' shape (trex data build's sft.answer): "reasoned" (<think> first, as the paper's SFT data) or
+    // "direct" (the artefact alone).
+    std::string sft_answer = "reasoned";
 
     // General text (the base model's corpus): at most this many bytes from the Debian documentation sources.
     long general_bytes = 0;

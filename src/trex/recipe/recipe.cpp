@@ -67,7 +67,8 @@ ojson data_build_config(const paths& p, const profile& pr) {
               {"representations", {{"DP", 1}, {"DT", 1}, {"DPS", 1}}},
               {"categories", cats},
               {"dialects", {{"pulp", 3}, {"gurobipy", 1}}},
-              {"difficulty", {1, pr.difficulty_hi}}}},
+              {"difficulty", {1, pr.difficulty_hi}},
+              {"answer", pr.sft_answer}}},
             {"test", {{"count", pr.test_count}}},
             {"cpt", {{"documents", pr.cpt_documents}, {"resources", true}}}};
 }
