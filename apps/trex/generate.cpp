@@ -46,6 +46,7 @@ namespace {
 
 struct generate_cli_options {
     std::string checkpoint, config, tokenizer, prompt, messages, prompt_ids, system, output, speculative;
+    std::string qat, indexer_ties;  // numerics instead of the config's ("" = keep)
     bool raw = false, chat_mode = false, json = false, allow_nonfinite = false;
     int64_t max_tokens = 256, batch = 8, max_context = 4096, prefill_chunk = 512;
     double temperature = 0.0, top_p = 1.0;
@@ -264,6 +265,8 @@ void run_generate(const generate_cli_options& o) {
     model_load_options lo;
     lo.config = o.config;
     lo.allow_nonfinite = o.allow_nonfinite;
+    lo.qat = o.qat;
+    lo.indexer_ties = o.indexer_ties;
     loaded_model loaded = load_model_for_inference(o.checkpoint, lo);
     dsv4_model& model = *loaded.model;
     if (codec) eval::check_codec_fits(*codec, model.config().vocab_size, tok_path);
@@ -305,6 +308,10 @@ void register_generate(CLI::App& app) {
     g->add_option("--checkpoint", o->checkpoint, "trex run directory or checkpoint, or HF release-layout directory")
         ->required();
     g->add_option("--config", o->config, "model config.json used instead of the checkpoint's");
+    g->add_option("--qat", o->qat, "numerics instead of the config's: none | release (docs/model.md 3.4)")
+        ->check(CLI::IsMember({"none", "release"}));
+    g->add_option("--indexer-ties", o->indexer_ties, "indexer top-k ties instead of the config's: stable | torch")
+        ->check(CLI::IsMember({"stable", "torch"}));
     g->add_option("--tokenizer", o->tokenizer, "tokenizer.json (default: the checkpoint's, when it has one)");
     g->add_option("--prompt", o->prompt, "one user turn (chat encoding), streamed to stdout");
     g->add_option("--messages", o->messages, "JSONL batch: {\"id\"?, \"messages\": [...]} or {\"id\"?, \"prompt\"}");

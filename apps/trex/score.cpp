@@ -1,6 +1,7 @@
 // trex score: log-probabilities, mean NLL and perplexity of token or text files through the engine.
 //
-//   trex score --checkpoint DIR [--config F] (--tokens F | --text F... --tokenizer T [--no-bos])
+//   trex score --checkpoint DIR [--config F] [--qat none|release] [--indexer-ties stable|torch]
+//              (--tokens F | --text F... --tokenizer T [--no-bos])
 //              [--chunk N] [--per-token] [--dump-logits F.safetensors] [--json] [--allow-nonfinite]
 //
 // DIR: a `trex train` checkpoint or run directory, or an HF release-layout directory (io/model_loader.hpp). --tokens:
@@ -31,7 +32,7 @@ namespace trex::cli {
 namespace {
 
 struct score_cli_options {
-    std::string checkpoint, config, tokens, tokenizer, dump_logits;
+    std::string checkpoint, config, tokens, tokenizer, dump_logits, qat, indexer_ties;
     std::vector<std::string> texts;
     int64_t chunk = 4096;
     bool no_bos = false, per_token = false, json = false, allow_nonfinite = false;
@@ -103,6 +104,8 @@ void run_score(const score_cli_options& o) {
     model_load_options lo;
     lo.config = o.config;
     lo.allow_nonfinite = o.allow_nonfinite;
+    lo.qat = o.qat;
+    lo.indexer_ties = o.indexer_ties;
     std::vector<std::vector<int32_t>> seqs;
     if (!o.tokens.empty()) seqs = read_sequences(o, 0);
     loaded_model m = load_model_for_inference(o.checkpoint, lo);
@@ -122,6 +125,10 @@ void register_score(CLI::App& app) {
     cmd->add_option("--checkpoint", o->checkpoint, "a trex checkpoint or run directory, or an HF release-layout one")
         ->required();
     cmd->add_option("--config", o->config, "config.json to use instead of the checkpoint's");
+    cmd->add_option("--qat", o->qat, "numerics instead of the config's: none | release (docs/model.md 3.4)")
+        ->check(CLI::IsMember({"none", "release"}));
+    cmd->add_option("--indexer-ties", o->indexer_ties, "indexer top-k ties instead of the config's: stable | torch")
+        ->check(CLI::IsMember({"stable", "torch"}));
     cmd->add_option("--tokens", o->tokens, "token file: one sequence per line, ids separated by spaces or commas");
     cmd->add_option("--text", o->texts, "text file(s), one sequence each (needs --tokenizer)");
     cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json for --text");

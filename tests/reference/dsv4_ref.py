@@ -56,6 +56,8 @@ class Config:
     hc_eps: float
     eps: float
     n_mtp: int = 1
+    qat: str = "none"        # "release": the release's QAT simulation (docs/model.md §3.4), straight-through
+    ties: str = "stable"     # indexer top-k ties: "stable" (lower entry first) or "torch" (torch.topk's choice)
 
     @staticmethod
     def from_dict(j: dict) -> "Config":
@@ -78,6 +80,11 @@ class Config:
             limit=float(j.get("swiglu_limit", 0.0) or 0.0), n_hc=j.get("hc_mult", 4),
             sk_iters=j.get("hc_sinkhorn_iters", 20), hc_eps=float(j.get("hc_eps", 1e-6)),
             eps=float(j.get("rms_norm_eps", 1e-6)), n_mtp=n_mtp)
+        release = "quantization_config" in j   # a release checkpoint: the release's numerics unless keys say else
+        fits = (cfg.c - cfg.r) % 64 == 0 and (4 not in ratios or (cfg.cI >= 32 and cfg.cI & (cfg.cI - 1) == 0))
+        cfg.qat = j.get("qat", "release" if release and fits else "none")
+        cfg.ties = j.get("indexer_ties", "torch" if release else "stable")
+        assert cfg.qat in ("none", "release") and cfg.ties in ("stable", "torch")
         assert cfg.n_shared == 1, "the reference implements exactly one shared expert"
         assert cfg.n_mtp == 1, "the reference implements MTP depth 1"
         assert cfg.ratios[cfg.L] == 0, "the MTP block must be SWA-only (compress_ratios[L] == 0)"
@@ -398,8 +405,93 @@ def _gather_rows(x, idx):
     return torch.gather(x, 1, idx.reshape(B, T * m, 1).expand(B, T * m, x.shape[-1])).reshape(B, T, m, x.shape[-1])
 
 
+# ------------------------------------------------------------------------------------------------ release QAT
+# The release's QAT simulation (spec §4.3), written from its definition: per block of the last dim the scale is the
+# power of two 2^ceil(log2(p)), p = max(amax, floor)·(1/qmax) computed in float32 as the release's kernel does; values
+# are clamped to ±qmax·s, rounded to the format (FP8 E4M3 by torch's own float8 cast, FP4 E2M1 by round-half-even on
+# its grid) and scaled back. Gradients pass straight through (x + (fq(x) − x).detach()).
+def _release_scale(blocks, qmax, floor):
+    a = blocks.detach().abs().amax(-1, keepdim=True).to(torch.float32).clamp_min(floor)
+    p = a * (1.0 / qmax)                                         # float32 product, as fast_round_scale
+    m, e = torch.frexp(p)                                        # p = m·2^e, m in [0.5, 1)
+    e = torch.where(m == 0.5, e - 1, e)                          # an exact power of two keeps its exponent
+    return torch.ldexp(torch.ones_like(p), e).to(blocks.dtype)
+
+
+def _fp8_e4m3(q):
+    return q.to(torch.float8_e4m3fn).to(q.dtype)
+
+
+def _fp4_e2m1(q):
+    a = q.abs()
+    step = torch.where(a < 2, torch.full_like(a, 0.5), torch.where(a < 4, torch.ones_like(a), torch.full_like(a, 2.0)))
+    return torch.round(q / step) * step                          # torch.round: half to even
+
+
+# When a list: every fake_quant call appends (kind, the smallest relative change of one of its inputs that would
+# change the result — a value crossing a rounding midpoint, or a block's amax crossing a scale boundary). Fixtures
+# use it to keep the discontinuities away from fp32 noise.
+QAT_MARGINS = None
+
+
+def _rounding_step(a, kind):
+    """The spacing of the format's grid around |q| = a."""
+    if kind == "fp8":
+        e = torch.floor(torch.log2(a.clamp_min(2.0 ** -6)))
+        return torch.where(a < 2.0 ** -6, torch.full_like(a, 2.0 ** -9), torch.pow(2.0, e - 3))
+    return torch.where(a < 2, torch.full_like(a, 0.5), torch.where(a < 4, torch.ones_like(a), torch.full_like(a, 2.0)))
+
+
+def _record_margin(q, s, qmax, kind):
+    a = q.abs()
+    step = _rounding_step(a, kind)
+    frac = a / step - torch.floor(a / step)
+    rel = torch.where(a > 0, (frac - 0.5).abs() * step / a.clamp_min(1e-300), torch.ones_like(a))
+    amax = a.amax(-1)
+    ratio = amax / qmax                                          # in (1/2, 1] unless the floor set the scale
+    rel_scale = torch.where(amax > 0, torch.minimum((ratio - 0.5).abs() / 0.5, (1 - ratio).abs()),
+                            torch.ones_like(amax))
+    QAT_MARGINS.append((kind, min(float(rel.min()), float(rel_scale.min()))))
+
+
+def fake_quant(x, block, kind):
+    """Straight-through block fake quantisation of x [..., n] (n % block == 0): kind "fp8" or "fp4"."""
+    qmax, floor, rnd = (448.0, 1e-4, _fp8_e4m3) if kind == "fp8" else (6.0, 6.0 * 2.0 ** -126, _fp4_e2m1)
+    blocks = x.detach().unflatten(-1, (-1, block))
+    s = _release_scale(blocks, qmax, floor)
+    q = (blocks / s).clamp(-qmax, qmax)
+    if QAT_MARGINS is not None:
+        _record_margin(q, s, qmax, kind)
+    y = (rnd(q) * s).flatten(-2)
+    return x + (y - x).detach()
+
+
+def hadamard(x):
+    """x·H/√n over the last dim (Sylvester H, n a power of two)."""
+    n = x.shape[-1]
+    H = torch.ones(1, 1, dtype=x.dtype)
+    while H.shape[0] < n:
+        H = torch.cat([torch.cat([H, H], 1), torch.cat([H, -H], 1)], 0)
+    return (x @ H) * n ** -0.5
+
+
+def qat_kv(kv, cfg: Config):
+    """Window / compressed KV: the non-RoPE dims to FP8 in blocks of 64."""
+    if cfg.qat != "release":
+        return kv
+    return torch.cat([fake_quant(kv[..., :cfg.c - cfg.r], 64, "fp8"), kv[..., cfg.c - cfg.r:]], dim=-1)
+
+
+def qat_index(x, cfg: Config):
+    """Indexer queries and keys: Hadamard-rotated, then FP4 in blocks of 32."""
+    if cfg.qat != "release":
+        return x
+    return fake_quant(hadamard(x), 32, "fp4")
+
+
 def compressor(a, P, pre, cl: CompLayout, c, cfg: Config, lay: Layout):
-    """Pooled, normed and roped compressed entries [B,T,c] (docs/model.md §3.4)."""
+    """Pooled, normed and roped compressed entries [B,T,c] (docs/model.md §3.4), then the release's QAT of the
+    attention's (c = head_dim) or the indexer's (c = index_head_dim) compressed vectors."""
     kv = a @ P[pre + "wkv.weight"].t()
     gt = a @ P[pre + "wgate.weight"].t()
     ape = P[pre + "ape"]
@@ -420,7 +512,8 @@ def compressor(a, P, pre, cl: CompLayout, c, cfg: Config, lay: Layout):
     pooled = (w * kvs).sum(2)
     pooled = rmsnorm(pooled, P[pre + "norm.weight"], cfg.eps)
     cos, sin = rope_table(lay, cfg, True, cl.pos, pooled.dtype, ("comp", m))
-    return apply_rope(pooled, cos, sin, cfg.r)
+    out = apply_rope(pooled, cos, sin, cfg.r)
+    return qat_index(out, cfg) if pre.endswith("indexer.compressor.") else qat_kv(out, cfg)
 
 
 def indexer_scores(P, a_d, qr_d, pre, cfg: Config, lay: Layout, return_pre=False):
@@ -429,12 +522,28 @@ def indexer_scores(P, a_d, qr_d, pre, cfg: Config, lay: Layout, return_pre=False
     cl = lay.comp[4]
     qI = (qr_d @ P[pre + "indexer.wq_b.weight"].t()).view(B, S, cfg.HI, cfg.cI)
     cos, sin = rope_table(lay, cfg, True, lay.pos, qI.dtype, "tok")
-    qI = apply_rope(qI, cos.unsqueeze(2), sin.unsqueeze(2), cfg.r)
+    qI = qat_index(apply_rope(qI, cos.unsqueeze(2), sin.unsqueeze(2), cfg.r), cfg)
     KI = compressor(a_d, P, pre + "indexer.compressor.", cl, cfg.cI, cfg, lay)     # [B,T,cI]
     w = (a_d @ P[pre + "indexer.weights_proj.weight"].t()) * (cfg.cI * cfg.HI) ** -0.5  # [B,S,HI]
     x = torch.einsum("bshc,btc->bsht", qI, KI)                                          # [B,S,HI,T]
     I = (torch.relu(x) * w.unsqueeze(-1)).sum(2)
     return (I, x, w) if return_pre else I
+
+
+def select_topk_torch(I, visible, k, cl: CompLayout, lay: Layout):
+    """The release's selection: per document, torch.topk(min(k, T_doc)) over the document's T_doc = floor(len/4)
+    entries with the invisible ones at -inf (its prefill mask), invisible picks dropped."""
+    Im = I.detach().masked_fill(~visible, float("-inf"))
+    sel = torch.zeros_like(visible)
+    for b in range(lay.B):
+        j0 = 0
+        for (s0, ln) in lay.docs[b]:
+            Td = ln // cl.m
+            if Td > 0:
+                idx = Im[b, s0:s0 + ln, j0:j0 + Td].topk(min(k, Td), dim=-1).indices + j0
+                sel[b, s0:s0 + ln].scatter_(-1, idx, True)
+            j0 += Td
+    return sel & visible
 
 
 def select_topk(I, visible, k):
@@ -459,7 +568,7 @@ def attention(l, a, P, cfg: Config, lay: Layout, mode, rec, losses, idx_override
     q = rmsnorm(q, None, cfg.eps)
     q = apply_rope(q, cos_h, sin_h, r)
     kv = rmsnorm(a @ P[pre + "wkv.weight"].t(), P[pre + "kv_norm.weight"], cfg.eps)
-    kv = apply_rope(kv, cos, sin, r)
+    kv = qat_kv(apply_rope(kv, cos, sin, r), cfg)
     keys, mask = kv, lay.window
     sel = None
     if m > 0:
@@ -469,7 +578,12 @@ def attention(l, a, P, cfg: Config, lay: Layout, mode, rec, losses, idx_override
             ov = idx_override.get(l) if idx_override else None
             a_d, qr_d = (ov["a"], ov["qr"]) if ov else (a.detach(), qr.detach())
             I, xpre, wI = indexer_scores(P, a_d, qr_d, pre, cfg, lay, return_pre=True)
-            sel = cl.visible if mode == "dense" else select_topk(I, cl.visible, cfg.kI)
+            if mode == "dense":
+                sel = cl.visible
+            elif cfg.ties == "torch":
+                sel = select_topk_torch(I, cl.visible, cfg.kI, cl, lay)
+            else:
+                sel = select_topk(I, cl.visible, cfg.kI)
             if rec is not None:
                 rec.setdefault("indexer", {})[l] = dict(I=I.detach(), x=xpre.detach(), w=wI.detach(), sel=sel,
                                                         a=a.detach(), qr=qr.detach())

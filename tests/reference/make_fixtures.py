@@ -7,7 +7,8 @@ branches), so the generator makes every such choice robust, deterministically fr
 
   * indexer (topk mode): for every query whose document has more visible entries than index_topk, the relative gap
     between the k-th and (k+1)-th score, (I_k - I_k+1) / max_j |I_j|, must be >= --min-margin. An exact tie at 0 (entries
-    whose ReLU terms are all zero, which is common) is robust and resolved by the lower-index rule, provided every
+    whose ReLU terms are all zero, which is common) is robust and resolved by the config's tie rule (lower index, or
+    torch.topk's choice with "indexer_ties": "torch"), provided every
     pre-ReLU product q_h.k_j of the tied entries is <= -min_margin * max|q.k| (reported as the tie margin).
     Repair: a few Adam steps on that layer's indexer.* weights with a hinge on the margins (the indexer only feeds
     the selection and L_idx, so only this layer's selection and everything downstream changes).
@@ -16,6 +17,8 @@ branches), so the generator makes every such choice robust, deterministically fr
   * router (score layers incl. MTP): (key_K - key_K+1) / max_e |key_e| >= --min-margin with key = s + gate.bias.
     Repair: move gate.bias by solving the difference-constraint system "every token keeps its selected set with the
     margin" (Bellman-Ford). gate.bias only affects the selection, so no value changes.
+  * the release's QAT ("qat": "release"): every fake-quantised input must be at least --qat-margin (relative) away
+    from a rounding midpoint and its block's amax from a scale boundary. No repair: the draw is rejected.
   Layers are repaired in order (a repair changes only the layers after it); the result is verified by a final
   forward. If a repair fails, the weights are re-drawn with the next derived seed.
 """
@@ -176,6 +179,7 @@ def repair_indexer(P, cfg, lay, l, rec, thr, target):
 
     def scores(wq, wp):
         qI = R.apply_rope((qr @ wq.t()).view(B, S, cfg.HI, cfg.cI), cos.unsqueeze(2), sin.unsqueeze(2), cfg.r)
+        qI = R.qat_index(qI, cfg)   # the release's QAT when the config has it (KI has it from R.compressor)
         w = (a @ wp.t()) * (cfg.cI * cfg.HI) ** -0.5
         x = torch.einsum("bshc,btc->bsht", qI, KI)
         return (torch.relu(x) * w.unsqueeze(-1)).sum(2), x
@@ -320,6 +324,18 @@ def check_all(P, cfg, batch, mode, args, out=None):
     return out, res
 
 
+def qat_margin(P, cfg, batch, args):
+    """The smallest relative change of any fake-quantised input (dsv4_ref.QAT_MARGINS) that would flip its rounding."""
+    R.QAT_MARGINS = []
+    try:
+        with torch.no_grad():
+            R.forward(P, cfg, batch, mode=args.mode, lambda_mtp=args.lambda_mtp, alpha_bal=args.alpha_bal,
+                      lambda_idx=args.lambda_idx)
+        return min(m for _, m in R.QAT_MARGINS)
+    finally:
+        R.QAT_MARGINS = None
+
+
 def generate(cfg, args, seed):
     dtype = getattr(torch, args.dtype)
     P = R.init_params(cfg, seed, torch.float64)
@@ -385,6 +401,9 @@ def main(argv=None):
     ap.add_argument("--lambda-idx", type=float, default=1.0)
     ap.add_argument("--dtype", default="float64", choices=("float64", "float32"))
     ap.add_argument("--min-margin", type=float, default=1e-3)
+    ap.add_argument("--qat-margin", type=float, default=4e-6,
+                    help="with the release's QAT: every fake-quantised input must be this far (relative) from a "
+                         "rounding or scale boundary, or the draw is rejected (fp32 noise must not flip a rounding)")
     ap.add_argument("--act-layers", default="all",
                     help="which act.<layer> to store: 'all', 'none' or a comma list (e.g. 1,3)")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (1: fastest here, deterministic)")
@@ -398,9 +417,14 @@ def main(argv=None):
         raw = json.load(f)
     cfg = R.Config.from_dict(raw)
     res = None
-    for attempt in range(20):
+    for attempt in range(400):
         seed = args.seed + 1000003 * attempt
         res = generate(cfg, args, seed)
+        if res is not None and cfg.qat == "release":
+            qm = qat_margin(res[0], cfg, res[1], args)
+            log(f"  seed {seed}: smallest relative change that flips a QAT rounding {qm:.2e}")
+            if qm < args.qat_margin:
+                res = None
         if res is not None:
             break
         log(f"seed {seed} rejected, re-drawing")
@@ -421,7 +445,7 @@ def main(argv=None):
         f"docs per row {doc_lens}")
     for l, (m, nq, nt) in margins["indexer"].items():
         log(f"  indexer layer {l}: min margin {m:.3e} over {nq} queries with > {cfg.kI} visible entries "
-            f"({nt} boundaries are exact zero ties, resolved toward the lower index)")
+            f"({nt} boundaries are exact zero ties, resolved by the {cfg.ties} rule)")
         worst.append(m)
     for l, m in margins["router"].items():
         log(f"  router  layer {l}: min relative margin (K-th vs K+1-th of s+bias) {m:.3e}")
@@ -431,6 +455,9 @@ def main(argv=None):
         log(f"  SwiGLU clamp: {nb} of {nt} pre-activations beyond the limit, min distance to the boundary "
             f"{mm:.3e}·L")
         worst.append(mm)
+    if cfg.qat == "release":
+        log(f"  QAT: the smallest relative change of a fake-quantised input that flips its rounding or scale "
+            f"{qat_margin(P, cfg, batch, args):.2e} (--qat-margin {args.qat_margin:g})")
     if min(worst) < thr:
         raise SystemExit(f"margin check failed: {min(worst)} < {thr}")
     L = out["losses"]

@@ -3,7 +3,8 @@
 # layout by `trex convert --init`, and a `trex train` run directory. Checks: the JSON's totals agree with its
 # per-sequence figures and the per-token log-probabilities; the run directory and its newest checkpoint score the
 # same; --text through a trained tokenizer equals --tokens of the same ids; the logits dump has the sequences'
-# shapes; a token id outside the vocabulary and a missing checkpoint are one-line errors with a non-zero exit.
+# shapes; --qat release scores differently (and is a one-line error where the shapes do not fit); a token id outside
+# the vocabulary and a missing checkpoint are one-line errors with a non-zero exit.
 # Usage: score_cli.sh TREX SOURCE_DIR WORKDIR
 set -euo pipefail
 trex="$1"; src="$2"; work="$3"
@@ -64,6 +65,18 @@ python3 -c "
 import json,sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert a['mean_nll'] == b['mean_nll'], (a['mean_nll'], b['mean_nll'])" "$work/text.json" "$work/text_as_tokens.json"
+
+# the release's numerics on request (docs/model.md 3.4): the export of a plain-fp32 model keeps "qat": "none", so the
+# default is unchanged; --qat release changes the scores; on v4-micro (16 non-RoPE dims) it is a one-line error
+python3 -c "import json,sys; c=json.load(open(sys.argv[1])); assert c.get('qat', 'none') == 'none', c.get('qat')" "$work/hf/config.json"
+"$trex" score --checkpoint "$work/hf" --tokens "$work/tokens.txt" --json --qat release --indexer-ties torch > "$work/qat.json"
+python3 -c "
+import json,sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a['tokens'] == b['tokens'] and a['mean_nll'] != b['mean_nll'], (a['mean_nll'], b['mean_nll'])" "$work/hf.json" "$work/qat.json"
+status=0; "$trex" score --checkpoint "$work/run" --tokens "$work/micro_tokens.txt" --qat release > "$work/qat_bad.log" 2>&1 || status=$?
+[ "$status" -ne 0 ] && grep -q "key 'qat': 'release' quantises head_dim" "$work/qat_bad.log" || { cat "$work/qat_bad.log"; fail "qat on micro"; }
+[ "$(wc -l < "$work/qat_bad.log")" -eq 1 ] || { cat "$work/qat_bad.log"; fail "qat error not one line"; }
 
 # bad inputs: one line, non-zero exit
 printf '1 2 4096\n' > "$work/bad.txt"

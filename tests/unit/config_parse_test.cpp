@@ -104,6 +104,58 @@ TEST(Config, RoundTrip) {
     }
 }
 
+// The numerics keys (docs/model.md §3.4): absent, a release checkpoint (quantization_config) gets the release's
+// numerics where its shapes allow the QAT blocks, every other config fp32 and stable ties; explicit keys win and
+// survive a round trip; a shape the blocks do not fit is an error naming 'qat'.
+TEST(Config, NumericsKeys) {
+    const auto flash = trex::load_config(source_path("configs/v4-flash.json"));
+    EXPECT_EQ(flash.qat, "release");
+    EXPECT_EQ(flash.indexer_ties, "torch");
+    const auto tiny = trex::load_config(source_path("configs/v4-tiny.json"));
+    EXPECT_EQ(tiny.qat, "none");
+    EXPECT_EQ(tiny.indexer_ties, "stable");
+
+    json rt = read_json("configs/v4-tiny.json");  // a tiny release-layout export: QAT blocks fit (64 non-RoPE dims)
+    rt["quantization_config"] = {{"quant_method", "fp8"}};
+    EXPECT_EQ(trex::config_from_json(rt, "x.json").qat, "release");
+    json rm = read_json("configs/v4-micro.json");  // 16 non-RoPE dims: not a release shape, stays fp32
+    rm["quantization_config"] = {{"quant_method", "fp8"}};
+    EXPECT_EQ(trex::config_from_json(rm, "x.json").qat, "none");
+    EXPECT_EQ(trex::config_from_json(rm, "x.json").indexer_ties, "torch");
+
+    for (const char* qat : {"none", "release"})  // explicit keys win, also over a release config, and round-trip
+        for (const char* ties : {"stable", "torch"}) {
+            json j = read_json("configs/v4-flash.json");
+            j["qat"] = qat;
+            j["indexer_ties"] = ties;
+            const auto cfg = trex::config_from_json(j, "x.json");
+            EXPECT_EQ(cfg.qat, qat);
+            EXPECT_EQ(cfg.indexer_ties, ties);
+            const auto back = trex::config_from_json(trex::config_to_json(cfg), "roundtrip");
+            EXPECT_EQ(back.qat, qat);
+            EXPECT_EQ(back.indexer_ties, ties);
+        }
+    EXPECT_FALSE(trex::config_to_json(tiny).contains("qat")) << "implied keys are not written";
+
+    json bad = read_json("configs/v4-micro.json");
+    bad["qat"] = "release";
+    EXPECT_NE(parse_error(bad).find("key 'qat': 'release' quantises head_dim − qk_rope_head_dim = 16 in blocks of 64"),
+              std::string::npos)
+        << parse_error(bad);
+    bad["head_dim"] = 80;  // 64 non-RoPE dims, but index_head_dim 48 is not a power of two
+    bad["index_head_dim"] = 48;
+    EXPECT_NE(parse_error(bad).find("key 'qat': 'release' rotates index_head_dim = 48"), std::string::npos)
+        << parse_error(bad);
+    bad["index_head_dim"] = 32;
+    EXPECT_EQ(parse_error(bad), "");
+    for (const auto& [key, value] : {std::pair{"qat", "fp8"}, std::pair{"indexer_ties", "random"}}) {
+        json j = read_json("configs/v4-tiny.json");
+        j[key] = value;
+        EXPECT_NE(parse_error(j).find(std::string("key '") + key + "': '" + value + "' is not"), std::string::npos)
+            << parse_error(j);
+    }
+}
+
 TEST(Config, OptionalAndUnknownKeys) {
     json j = read_json("configs/v4-tiny.json");
     for (const char* k :

@@ -81,7 +81,7 @@ vector<float> block(const vector<float>& m, int64_t rows, int64_t cols, int64_t 
 #define TREX_EXPECT_ENTRY(entry) EXPECT_NE(t.entry, nullptr) << "ref_kernels()." #entry " is null"
 
 TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
-    static_assert(sizeof(kernel_table) == sizeof(const char*) + 54 * sizeof(void (*)()) + sizeof(device_allocator),
+    static_assert(sizeof(kernel_table) == sizeof(const char*) + 57 * sizeof(void (*)()) + sizeof(device_allocator),
                   "kernel_table gained or lost an entry: list it here and set it in kernels/ref/kernel_table.cpp");
     const kernel_table& t = ref_kernels();
     ASSERT_NE(t.name, nullptr);
@@ -143,6 +143,9 @@ TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
     TREX_EXPECT_ENTRY(indexer_target);
     TREX_EXPECT_ENTRY(hash_select);
     TREX_EXPECT_ENTRY(expert_load);
+    TREX_EXPECT_ENTRY(fake_quant_fp8);
+    TREX_EXPECT_ENTRY(fake_quant_fp4);
+    TREX_EXPECT_ENTRY(hadamard_rows);
     // the CPU table is a different one
     EXPECT_NE(t.linear_fwd, cpu_kernels().linear_fwd);
 }

@@ -123,6 +123,37 @@ TEST(ModelDecode, OneTokenAtATimeEqualsTheFullForwardAtEveryPosition) {
     }
 }
 
+// The release's numerics (docs/model.md §3.4): decoding fake-quantises the window ring, the compressed entries and the
+// indexer's keys and queries as the forward does, so its logits are the forward's. Lower-index ties: the release's
+// torch.topk ranks a different row in a prefill than in a decoding step, so its choice among equal scores is not the
+// same in the two (docs/model.md §3.7).
+TEST(ModelDecode, ReleaseNumericsDecodeEqualsTheForward) {
+    trex::model_config cfg = micro();
+    cfg.head_dim = 80;  // 64 non-RoPE dims: one FP8 block
+    cfg.qat = "release";
+    trex::validate_config(cfg, "micro + qat");
+    trex::dsv4_model m(cfg), plain_numerics([&] {
+        trex::model_config c = cfg;
+        c.qat = "none";
+        return c;
+    }());
+    init_model(m);
+    init_model(plain_numerics);
+    const int64_t S = 90, V = cfg.vocab_size;
+    const std::vector<int32_t> ids = random_tokens(S, V, 7);
+    const std::vector<float> want = forward_logits(m, ids), fp32 = forward_logits(plain_numerics, ids);
+    for (int64_t chunk : {1, 7}) {
+        const std::vector<float> got = decode_in_chunks(m, ids, chunk);
+        double worst = 0;
+        for (int64_t t = 0; t < S; t++) worst = std::max(worst, row_error(got.data() + t * V, want.data() + t * V, V));
+        std::printf("[decode qat] chunk %lld: worst row error %.3e\n", (long long)chunk, worst);
+        EXPECT_LE(worst, kTol) << "chunk " << chunk;
+    }
+    double moved = 0;  // the quantisation is there: the fp32 forward differs
+    for (int64_t t = 0; t < S; t++) moved = std::max(moved, row_error(fp32.data() + t * V, want.data() + t * V, V));
+    EXPECT_GT(moved, 1e-3);
+}
+
 TEST(ModelDecode, ChunkedPrefillEqualsOneChunk) {
     const trex::model_config cfg = micro();
     trex::dsv4_model m(cfg);

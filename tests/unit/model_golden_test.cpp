@@ -135,6 +135,13 @@ TEST(ModelGolden, MicroTopkPacked) {
     check_fixture(trex::test::source_path("tests/golden/micro_topk.safetensors"));
 }
 
+// The release's numerics (tests/golden/v4-micro-release-numerics.json: v4-micro with head_dim 80, "qat": "release",
+// "indexer_ties": "torch"): the reference's straight-through fake quantisation, Hadamard rotation and torch.topk
+// selection against the engine's, forward and gradients.
+TEST(ModelGolden, MicroReleaseNumerics) {
+    check_fixture(trex::test::source_path("tests/golden/micro_qat.safetensors"));
+}
+
 // v4-tiny fixtures generated at test time by tests/reference/make_fixtures.py (CTest runs it when torch is there).
 TEST(ModelGolden, TinyFromPyTorch) {
     const char* dir = std::getenv("TREX_TINY_FIXTURES");

@@ -24,7 +24,7 @@
 
 namespace {
 
-constexpr int kEntries = 54;
+constexpr int kEntries = 57;
 std::array<long, kEntries> g_calls{};
 std::array<const char*, kEntries> g_names{};
 
@@ -99,6 +99,9 @@ trex::kernel_table counting_table() {
     TREX_COUNTED(51, hash_select);
     TREX_COUNTED(52, expert_load);
     TREX_COUNTED(53, linear_fwd_decode);
+    TREX_COUNTED(54, fake_quant_fp8);
+    TREX_COUNTED(55, fake_quant_fp4);
+    TREX_COUNTED(56, hadamard_rows);
     return t;
 }
 
@@ -112,6 +115,21 @@ bool ep_only(const std::string& name) {
 // Entries only cached decoding calls (dsv4_model::decode, through decoding_kernels).
 bool decode_only(const std::string& name) {
     return name == "linear_fwd_decode";
+}
+
+// Entries only the release's QAT simulation calls (model_config::qat == "release").
+bool qat_only(const std::string& name) {
+    return name == "fake_quant_fp8" || name == "fake_quant_fp4" || name == "hadamard_rows";
+}
+
+// v4-micro with the release's numerics: head_dim 80 gives the KV 64 non-RoPE dims (one FP8 block of 64).
+trex::model_config micro_with_release_numerics() {
+    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    cfg.head_dim = 80;
+    cfg.qat = "release";
+    cfg.indexer_ties = "torch";
+    trex::validate_config(cfg, "micro + release numerics");
+    return cfg;
 }
 
 // Entries only the optimizer calls (Muon's Newton-Schulz).
@@ -183,40 +201,47 @@ TEST(KernelTable, CpuTableIsComplete) {
 TEST(KernelTable, ModelCallsEveryKernelThroughItsTableWithBitwiseEqualResults) {
     const trex::kernel_table counting = counting_table();
     for (uintptr_t w : entry_words(counting)) ASSERT_NE(w, 0u);
-    auto cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
-    trex::synthetic_batch_options bo;
-    bo.packed = true;
-    bo.masked_fraction = 0.1;
-    const trex::synthetic_batch batch = trex::make_synthetic_batch(2, 64, cfg.vocab_size, 7, bo);
-    trex::dsv4_model plain(cfg);
-    trex::dsv4_model through(cfg, counting);
-    plain.params().init(1234);
-    through.params().init(1234);
+    for (const bool qat : {false, true}) {
+        const auto cfg =
+            qat ? micro_with_release_numerics() : trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+        trex::synthetic_batch_options bo;
+        bo.packed = true;
+        bo.masked_fraction = 0.1;
+        const trex::synthetic_batch batch = trex::make_synthetic_batch(2, 64, cfg.vocab_size, 7, bo);
+        trex::dsv4_model plain(cfg);
+        trex::dsv4_model through(cfg, counting);
+        plain.params().init(1234);
+        through.params().init(1234);
 
-    for (bool recompute : {false, true}) {
-        trex::step_options opts;
-        opts.alpha_bal = 0.01;
-        opts.recompute = recompute;
-        opts.profile = recompute;  // (the profile's GEMM sections go through the table too)
-        g_calls.fill(0);
-        const step_out a = run_step(plain, batch, opts);
-        EXPECT_EQ(g_calls[1], 0) << "the default model called the counting table";
-        const step_out b = run_step(through, batch, opts);
-        EXPECT_EQ(a.r.loss, b.r.loss) << "recompute " << recompute;
-        EXPECT_EQ(a.r.lm, b.r.lm);
-        EXPECT_EQ(a.r.mtp, b.r.mtp);
-        EXPECT_EQ(a.r.bal, b.r.bal);
-        EXPECT_EQ(a.r.idx, b.r.idx);
-        ASSERT_EQ(a.grads.size(), b.grads.size());
-        EXPECT_EQ(0, std::memcmp(a.grads.data(), b.grads.data(), a.grads.size() * sizeof(float)))
-            << "gradients through the table differ (recompute " << recompute << ")";
-        for (int i = 0; i < kEntries; i++) {
-            const std::string name = g_names[i];
-            if (ep_only(name) || optimizer_only(name) || decode_only(name) ||
-                (name == "gemm_stats_section" && !opts.profile))
-                continue;
-            EXPECT_GT(g_calls[i], 0) << name << " was not called through the kernel table (recompute " << recompute
-                                     << ")";
+        for (bool recompute : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << "qat " << qat << " recompute " << recompute);
+            trex::step_options opts;
+            opts.alpha_bal = 0.01;
+            opts.recompute = recompute;
+            opts.profile = recompute;  // (the profile's GEMM sections go through the table too)
+            g_calls.fill(0);
+            const step_out a = run_step(plain, batch, opts);
+            EXPECT_EQ(g_calls[1], 0) << "the default model called the counting table";
+            const step_out b = run_step(through, batch, opts);
+            EXPECT_EQ(a.r.loss, b.r.loss);
+            EXPECT_EQ(a.r.lm, b.r.lm);
+            EXPECT_EQ(a.r.mtp, b.r.mtp);
+            EXPECT_EQ(a.r.bal, b.r.bal);
+            EXPECT_EQ(a.r.idx, b.r.idx);
+            ASSERT_EQ(a.grads.size(), b.grads.size());
+            EXPECT_EQ(0, std::memcmp(a.grads.data(), b.grads.data(), a.grads.size() * sizeof(float)))
+                << "gradients through the table differ";
+            for (int i = 0; i < kEntries; i++) {
+                const std::string name = g_names[i];
+                if (ep_only(name) || optimizer_only(name) || decode_only(name) ||
+                    (name == "gemm_stats_section" && !opts.profile))
+                    continue;
+                if (qat_only(name) && !qat) {
+                    EXPECT_EQ(g_calls[i], 0) << name << " was called without the release's numerics";
+                    continue;
+                }
+                EXPECT_GT(g_calls[i], 0) << name << " was not called through the kernel table";
+            }
         }
     }
 }

@@ -18,6 +18,7 @@
 #include "trex/data/sources.hpp"
 #include "trex/data/synthetic.hpp"
 #include "trex/io/checkpoint.hpp"
+#include "trex/io/hf_checkpoint.hpp"
 #include "trex/io/safetensors.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/counts.hpp"
@@ -418,6 +419,47 @@ TEST(Train, NonFiniteGuardSkipsThenStops) {
     ASSERT_EQ(rows.size(), 3u);
     for (const auto& r : rows) EXPECT_TRUE(r["skipped"].get<bool>());
     EXPECT_NE(trex::find_latest_checkpoint(out, nullptr), "");
+}
+
+// A run that starts from a release-layout checkpoint (config.json with quantization_config) trains with the
+// release's numerics (model.qat = "auto"), and its checkpoints say so; model.qat = "none" overrides; a shape the
+// release's blocks do not fit is a one-line error naming qat.
+TEST(Train, ARunFromAReleaseCheckpointTakesTheReleaseNumerics) {
+    auto mcfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    mcfg.head_dim = 80;    // 64 non-RoPE dims: the release's FP8 KV blocks fit
+    mcfg.qat = "release";  // what a release's config.json implies, so the export writes neither key, as DeepSeek's
+    mcfg.indexer_ties = "torch";
+    trex::param_store p(mcfg);
+    p.init(3);
+    const std::string release = tmp_dir("release_init") + "/hf";
+    trex::hf_save_options so;
+    so.dtype = trex::hf_dtype::fp8;
+    trex::save_hf_checkpoint(p, release, so);
+    ASSERT_EQ(trex::load_config(release).qat, "release");
+    {
+        std::ifstream in(release + "/config.json");
+        const auto j = nlohmann::json::parse(in);
+        ASSERT_TRUE(j.contains("quantization_config"));
+        ASSERT_FALSE(j.contains("qat") || j.contains("indexer_ties")) << "a release's config.json has neither key";
+    }
+    for (const std::string qat : {"auto", "none"}) {
+        SCOPED_TRACE(qat);
+        const std::string out = tmp_dir("release_run_" + qat);
+        auto cfg = trex::load_train_config(
+            "", {"model.init_from=\"" + release + "\"", "model.qat=\"" + qat + "\"", "data.batch=1", "data.seq=64",
+                 "checkpoint.every=0", "log.report=false", "run.steps=1", "run.out_dir=\"" + out + "\""});
+        trex::run_training(cfg);
+        const std::string ckpt = trex::find_latest_checkpoint(out, nullptr);
+        ASSERT_NE(ckpt, "");
+        const trex::model_config saved = trex::load_config(ckpt);
+        EXPECT_EQ(saved.qat, qat == "auto" ? "release" : "none");
+        EXPECT_EQ(saved.indexer_ties, "torch");
+    }
+    auto micro = trex::load_train_config(
+        "", {"model.config=\"" + trex::test::source_path("configs/v4-micro.json") + "\"", "model.qat=\"release\"",
+             "run.steps=1", "run.out_dir=\"" + tmp_dir("release_bad") + "\""});
+    const std::string msg = expect_error([&] { trex::run_training(micro); });
+    EXPECT_NE(msg.find("key 'qat': 'release' quantises head_dim − qk_rope_head_dim = 16"), std::string::npos) << msg;
 }
 
 TEST(Shards, RoundTripAndCorruption) {

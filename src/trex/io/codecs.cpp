@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "trex/base/error.hpp"
+#include "trex/base/float_bits.hpp"
 #include "trex/io/safetensors.hpp"
 
 namespace trex {
@@ -45,17 +46,6 @@ const std::array<float, 256> ue8m0_table = make_ue8m0_table();
 // Below this many elements a tensor is converted on one thread (a parallel region costs more than it saves,
 // especially on a loaded machine).
 constexpr int64_t kParallelMin = 1 << 18;
-
-inline uint32_t bits_of(float x) {
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return u;
-}
-inline float float_of(uint32_t u) {
-    float x;
-    std::memcpy(&x, &u, 4);
-    return x;
-}
 
 // 2^e as a float (e in [−149, 127]).
 inline float pow2f(int e) {

@@ -16,6 +16,8 @@ namespace trex {
 struct model_load_options {
     std::string config;            // a config.json used instead of the checkpoint's ("" = the checkpoint's)
     bool allow_nonfinite = false;  // HF layout: accept NaN/Inf weights (a diagnostic run)
+    // the numerics (docs/model.md §3.4) instead of the config's: "none" | "release", "stable" | "torch" ("" = keep)
+    std::string qat, indexer_ties;
 };
 
 struct loaded_model {

@@ -88,7 +88,7 @@ struct kernel_table {
                                     const int64_t* entry_offset, int64_t N, int HI, int64_t cI, int m,
                                     int64_t ld) = nullptr;
     void (*indexer_topk)(int32_t* sel, int32_t* nsel, const float* scores, const int32_t* pos, int64_t N, int m, int k,
-                         int64_t ld, bool dense) = nullptr;
+                         int64_t ld, bool dense, const int32_t* torch_rows) = nullptr;
     double (*indexer_loss)(float* dscores, const float* scores, const float* p_target, const int32_t* sel,
                            const int32_t* nsel, int64_t N, int k, int64_t ld) = nullptr;
     void (*attention_forward)(float* o, float* P, const float* q, const float* kv, const float* sink,
@@ -101,6 +101,12 @@ struct kernel_table {
                                    int64_t dg) = nullptr;
     void (*grouped_linear_backward)(float* dx, float* dWa, const float* du, const float* x, const float* Wa, int64_t N,
                                     int g, int64_t in_g, int64_t dg) = nullptr;
+
+    // ---- the release's QAT simulation (model.qat = release): in-place block fake quantisation of columns [0, n) of
+    // rows of stride ld (FP8 E4M3 / FP4 E2M1, UE8M0 scales) and the normalised Walsh-Hadamard rotation of rows of n
+    void (*fake_quant_fp8)(float* x, int64_t rows, int64_t ld, int64_t n, int64_t block) = nullptr;
+    void (*fake_quant_fp4)(float* x, int64_t rows, int64_t ld, int64_t n, int64_t block) = nullptr;
+    void (*hadamard_rows)(float* x, int64_t rows, int64_t n) = nullptr;
 
     // ---- MoE: router, SwiGLU, routed experts, the balance loss
     void (*router_forward)(int32_t* sel, float* weight, float* s, const float* logits, const float* bias,

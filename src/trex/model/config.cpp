@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -31,6 +32,25 @@ namespace {
 
 using json = nlohmann::json;
 
+// The release's QAT blocks fit the shapes: the KV's non-RoPE dims in blocks of 64; with CSA layers the indexer's
+// vectors rotated (a power of two) and in blocks of 32.
+bool kv_blocks_fit(const model_config& cfg) {
+    return (cfg.head_dim - cfg.qk_rope_head_dim) % 64 == 0;
+}
+bool index_blocks_fit(const model_config& cfg) {
+    const bool csa = std::find(cfg.compress_ratios.begin(), cfg.compress_ratios.end(), 4) != cfg.compress_ratios.end();
+    const int cI = cfg.index_head_dim;
+    return !csa || (cI >= 32 && (cI & (cI - 1)) == 0);
+}
+
+// The numerics a config has without its `qat` / `indexer_ties` keys: a release checkpoint (quantization_config) the
+// release's (QAT where the shapes allow its blocks), anything else fp32 and stable ties.
+std::string implied_qat(const model_config& cfg) {
+    return cfg.has_fp8_quantization && kv_blocks_fit(cfg) && index_blocks_fit(cfg) ? "release" : "none";
+}
+std::string implied_ties(const model_config& cfg) {
+    return cfg.has_fp8_quantization ? "torch" : "stable";
+}
 
 [[noreturn]] void key_error(const std::string& source, const std::string& key, const std::string& msg) {
     throw_error(fmt::format("{}: key '{}': {}", source, key, msg));
@@ -88,7 +108,8 @@ struct reader {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_number())
-            key_error(source, prefix + key, fmt::format("expected a number, got {} {}", json_type_name(*v), json_show(*v)));
+            key_error(source, prefix + key,
+                      fmt::format("expected a number, got {} {}", json_type_name(*v), json_show(*v)));
         double x = v->get<double>();
         if (!std::isfinite(x)) key_error(source, prefix + key, "must be finite");
         if (positive && !(x > 0)) key_error(source, prefix + key, fmt::format("must be > 0 (got {})", x));
@@ -99,21 +120,24 @@ struct reader {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_boolean())
-            key_error(source, prefix + key, fmt::format("expected a boolean, got {} {}", json_type_name(*v), json_show(*v)));
+            key_error(source, prefix + key,
+                      fmt::format("expected a boolean, got {} {}", json_type_name(*v), json_show(*v)));
         out = v->get<bool>();
     }
     void get_string(const std::string& key, std::string& out, bool required = true) const {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_string())
-            key_error(source, prefix + key, fmt::format("expected a string, got {} {}", json_type_name(*v), json_show(*v)));
+            key_error(source, prefix + key,
+                      fmt::format("expected a string, got {} {}", json_type_name(*v), json_show(*v)));
         out = v->get<std::string>();
     }
     void get_int_array(const std::string& key, std::vector<int>& out, bool required = true) const {
         const json* v = find(key, required);
         if (!v) return;
         if (!v->is_array())
-            key_error(source, prefix + key, fmt::format("expected an array, got {} {}", json_type_name(*v), json_show(*v)));
+            key_error(source, prefix + key,
+                      fmt::format("expected an array, got {} {}", json_type_name(*v), json_show(*v)));
         out.clear();
         for (size_t i = 0; i < v->size(); i++) {
             const json& e = (*v)[i];
@@ -131,7 +155,8 @@ struct reader {
 }  // namespace
 
 model_config config_from_json(const json& j, const std::string& source) {
-    if (!j.is_object()) throw_error(fmt::format("{}: the config must be a JSON object, got {}", source, json_type_name(j)));
+    if (!j.is_object())
+        throw_error(fmt::format("{}: the config must be a JSON object, got {}", source, json_type_name(j)));
     model_config cfg;
     reader r{j, source, ""};
 
@@ -169,7 +194,8 @@ model_config config_from_json(const json& j, const std::string& source) {
 
     if (const json* rs = r.find("rope_scaling", false)) {
         if (!rs->is_object())
-            key_error(source, "rope_scaling", fmt::format("expected an object, got {} {}", json_type_name(*rs), json_show(*rs)));
+            key_error(source, "rope_scaling",
+                      fmt::format("expected an object, got {} {}", json_type_name(*rs), json_show(*rs)));
         reader rr{*rs, source, "rope_scaling."};
         std::string type;
         rr.get_string("type", type, false);
@@ -228,6 +254,10 @@ model_config config_from_json(const json& j, const std::string& source) {
                       fmt::format("expected an object, got {} {}", json_type_name(*q), json_show(*q)));
         cfg.has_fp8_quantization = true;
     }
+    cfg.qat = implied_qat(cfg);
+    cfg.indexer_ties = implied_ties(cfg);
+    r.get_string("qat", cfg.qat, false);
+    r.get_string("indexer_ties", cfg.indexer_ties, false);
 
     validate_config(cfg, source);
     return cfg;
@@ -353,6 +383,21 @@ void validate_config(const model_config& cfg, const std::string& source) {
         fail("initializer_range", fmt::format("must be > 0 (got {})", cfg.initializer_range));
     if (!cfg.expert_dtype.empty() && cfg.expert_dtype != "fp4" && cfg.expert_dtype != "fp8")
         fail("expert_dtype", fmt::format("unsupported expert dtype '{}' (only 'fp4' or 'fp8')", cfg.expert_dtype));
+
+    // numerics
+    if (cfg.indexer_ties != "stable" && cfg.indexer_ties != "torch")
+        fail("indexer_ties", fmt::format("'{}' is not 'stable' or 'torch'", cfg.indexer_ties));
+    if (cfg.qat != "none" && cfg.qat != "release") fail("qat", fmt::format("'{}' is not 'none' or 'release'", cfg.qat));
+    if (cfg.qat_release()) {  // the release's blocks: KV non-RoPE dims in 64s, indexer vectors rotated, in 32s
+        if (!kv_blocks_fit(cfg))
+            fail("qat", fmt::format("'release' quantises head_dim − qk_rope_head_dim = {} in blocks of 64; not a "
+                                    "multiple of 64",
+                                    cfg.head_dim - cfg.qk_rope_head_dim));
+        if (!index_blocks_fit(cfg))
+            fail("qat", fmt::format("'release' rotates index_head_dim = {} by a Hadamard transform and quantises it "
+                                    "in blocks of 32; it must be a power of two >= 32",
+                                    cfg.index_head_dim));
+    }
 }
 
 model_config load_config(const std::string& path) {
@@ -380,7 +425,7 @@ model_config load_config(const std::string& path) {
             if (ch == '\n' || ch == '\r') ch = ' ';
         throw_error(fmt::format("{}: malformed JSON (byte {}): {}", file, e.byte, msg));
     } catch (const json::out_of_range& e) {  // 406: a number beyond double's range (1e999), thrown while parsing
-        const std::string msg = e.what();  // "[json.exception.out_of_range.406] number overflow parsing '1e999'"
+        const std::string msg = e.what();    // "[json.exception.out_of_range.406] number overflow parsing '1e999'"
         const auto pos = msg.find("] ");
         throw_error(fmt::format("{}: malformed JSON: {}", file, pos == std::string::npos ? msg : msg.substr(pos + 2)));
     }
@@ -446,6 +491,9 @@ json config_to_json(const model_config& cfg) {
                                     {"scale_fmt", "ue8m0"},
                                     {"weight_block_size", {128, 128}}};
     }
+    // the numerics keys when they differ from what the config implies without them
+    if (cfg.qat != implied_qat(cfg)) j["qat"] = cfg.qat;
+    if (cfg.indexer_ties != implied_ties(cfg)) j["indexer_ties"] = cfg.indexer_ties;
     return j;
 }
 

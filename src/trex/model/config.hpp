@@ -67,6 +67,14 @@ struct model_config {
     std::string torch_dtype = "bfloat16";
     std::string expert_dtype;           // "" or "fp4" (release checkpoints)
     bool has_fp8_quantization = false;  // quantization_config present (release checkpoints)
+    // T-Rex's numerics keys (docs/model.md §3.4); absent, a release checkpoint (quantization_config) gets the
+    // release's: "release" and "torch", any other config "none" and "stable".
+    //  qat: "release" fake-quantises what the release's QAT does (window and compressed KV to FP8 E4M3 in 1×64
+    //       blocks, the indexer's queries and keys Hadamard-rotated and FP4 E2M1 in 1×32 blocks; straight-through
+    //       gradients); "none" computes them in fp32.
+    //  indexer_ties: "stable" (equal scores: the lower entry first) or "torch" (torch.topk's choice, the release's).
+    std::string qat = "none";
+    std::string indexer_ties = "stable";
 
     // --- derived ---
     int n_layers() const { return num_hidden_layers; }
@@ -75,6 +83,8 @@ struct model_config {
     int ratio(int l) const { return compress_ratios[l]; }
     bool is_hash_layer(int l) const { return l < num_hash_layers; }
     int hc_dim() const { return (2 + hc_mult) * hc_mult; }  // rows of hc_*_fn (24)
+    bool qat_release() const { return qat == "release"; }
+    bool torch_ties() const { return indexer_ties == "torch"; }
 };
 
 // Parses and validates a config. `source` names the file in error messages. Errors are one line naming the key.

@@ -21,7 +21,7 @@ namespace {
 const std::map<std::string, std::set<std::string>>& known_keys() {
     static const std::map<std::string, std::set<std::string>> k = {
         {"run", {"name", "out_dir", "mode", "seed", "steps", "resume"}},
-        {"model", {"config", "init_from", "init_std", "recompute"}},
+        {"model", {"config", "init_from", "init_std", "recompute", "qat", "indexer_ties"}},
         {"data", {"batch", "seq", "grad_accum", "pad_id", "sources", "tokenizer", "train_on", "chat_thinking"}},
         {"optim",
          {"kind", "lr", "min_lr", "warmup", "decay_start", "total", "weight_decay", "clip_grad_norm", "beta1", "beta2",
@@ -177,6 +177,8 @@ constexpr int64_t max_tokens_per_micro_batch = int64_t(1) << 31;
 void check_ranges(const train_config& c, const std::string& source) {
     const range_checker r{source};
     r.one_of("run.mode", c.mode, {"cpt", "sft"});
+    r.one_of("model.qat", c.qat, {"auto", "none", "release"});
+    r.one_of("model.indexer_ties", c.indexer_ties, {"auto", "stable", "torch"});
     r.positive("run.steps", c.steps);
     r.require(c.steps <= max_steps, "run.steps", c.steps, "too large (at most 2^40)");
     r.finite_positive("model.init_std", c.init_std);
@@ -192,8 +194,8 @@ void check_ranges(const train_config& c, const std::string& source) {
         const std::string key = fmt::format("data.sources[{}]", i);
         r.one_of((key + ".kind").c_str(), c.sources[i].kind,
                  {"synthetic-chain", "shards", "text", "jsonl", "messages", "documents"});
-        r.require(c.sources[i].kind == "synthetic-chain" || !c.sources[i].path.empty(), (key + ".path").c_str(),
-                  "\"\"", "required for this kind of source");
+        r.require(c.sources[i].kind == "synthetic-chain" || !c.sources[i].path.empty(), (key + ".path").c_str(), "\"\"",
+                  "required for this kind of source");
         r.finite_positive((key + ".weight").c_str(), c.sources[i].weight);
     }
     r.one_of("optim.kind", c.optim.kind, {"muon", "adamw"});
@@ -211,8 +213,8 @@ void check_ranges(const train_config& c, const std::string& source) {
     r.finite_positive("optim.eps", c.optim.eps);
     r.unit_interval("optim.muon_momentum", c.optim.muon_momentum);
     r.finite_positive("optim.muon_update_rms", c.optim.muon_update_rms);
-    r.require(c.optim.ns_fast_steps >= 0 && c.optim.ns_fast_steps <= 100, "optim.ns_fast_steps",
-              c.optim.ns_fast_steps, "must be in [0, 100]");
+    r.require(c.optim.ns_fast_steps >= 0 && c.optim.ns_fast_steps <= 100, "optim.ns_fast_steps", c.optim.ns_fast_steps,
+              "must be in [0, 100]");
     r.require(c.optim.ns_stable_steps >= 0 && c.optim.ns_stable_steps <= 100, "optim.ns_stable_steps",
               c.optim.ns_stable_steps, "must be in [0, 100]");
     r.require(c.optim.ns_fast_steps + c.optim.ns_stable_steps > 0, "optim.ns_fast_steps", c.optim.ns_fast_steps,
@@ -249,8 +251,8 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
         try {
             root = toml::parse_file(path);
         } catch (const toml::parse_error& e) {
-            throw error(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column,
-                                    e.description()));
+            throw error(
+                fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column, e.description()));
         }
     }
     for (const auto& ov : overrides) apply_override(root, ov);
@@ -276,6 +278,8 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     r.get("model", "init_from", c.init_from);
     r.get("model", "init_std", c.init_std);
     r.get("model", "recompute", c.recompute);
+    r.get("model", "qat", c.qat);
+    r.get("model", "indexer_ties", c.indexer_ties);
     r.get("data", "batch", c.batch);
     r.get("data", "seq", c.seq);
     r.get("data", "grad_accum", c.grad_accum);
@@ -291,8 +295,8 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
             data_source_config s;
             for (const auto& [key, v] : t) {
                 const std::string k(key.str());
-                TREX_CHECK(k == "kind" || k == "path" || k == "weight", "{}: unknown key 'data.sources[{}].{}'",
-                           source, i, k);
+                TREX_CHECK(k == "kind" || k == "path" || k == "weight", "{}: unknown key 'data.sources[{}].{}'", source,
+                           i, k);
             }
             TREX_CHECK(t["kind"].is_string(), "{}: key 'data.sources[{}].kind': expected a string", source, i);
             s.kind = t["kind"].as_string()->get();
@@ -301,8 +305,7 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
                 s.path = t["path"].as_string()->get();
             }
             if (t["weight"]) {
-                TREX_CHECK(t["weight"].is_number(), "{}: key 'data.sources[{}].weight': expected a number", source,
-                           i);
+                TREX_CHECK(t["weight"].is_number(), "{}: key 'data.sources[{}].weight': expected a number", source, i);
                 s.weight = t["weight"].value<double>().value();
             }
             c.sources.push_back(s);
@@ -367,6 +370,8 @@ std::vector<std::pair<std::string, std::string>> config_entries(const train_conf
     add("model.init_from", c.init_from);
     add("model.init_std", c.init_std);
     add("model.recompute", c.recompute);
+    add("model.qat", c.qat);
+    add("model.indexer_ties", c.indexer_ties);
     add("data.batch", c.batch);
     add("data.seq", c.seq);
     add("data.grad_accum", c.grad_accum);

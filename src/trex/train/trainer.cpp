@@ -43,12 +43,30 @@ namespace trex {
 
 namespace {
 
-model_config resolve_model_config(const std::string& spec, const std::string& init_from) {
+model_config config_of(const std::string& spec, const std::string& init_from) {
     if (spec.empty() && !init_from.empty() && fs::exists(fs::path(init_from) / "config.json"))
         return load_config((fs::path(init_from) / "config.json").string());
     if (spec.empty() || spec == "embedded:v4-tiny")
         return config_from_json(nlohmann::json::parse(embedded_tiny_config_json()), "<embedded v4-tiny>");
     return load_config(spec);
+}
+
+// The model config with the run's numerics (train_config::qat, indexer_ties): "auto" keeps the config's, except from
+// a release checkpoint, whose numerics the run takes (its weights were trained against them).
+model_config resolve_model_config(const train_config& tc) {
+    model_config cfg = config_of(tc.model_config, tc.init_from);
+    const fs::path init_cfg = tc.init_from.empty() ? fs::path() : fs::path(tc.init_from) / "config.json";
+    if (!init_cfg.empty() && fs::exists(init_cfg)) {
+        const model_config init = load_config(init_cfg.string());
+        if (init.has_fp8_quantization) {
+            if (tc.qat == "auto") cfg.qat = init.qat;
+            if (tc.indexer_ties == "auto") cfg.indexer_ties = init.indexer_ties;
+        }
+    }
+    if (tc.qat != "auto") cfg.qat = tc.qat;
+    if (tc.indexer_ties != "auto") cfg.indexer_ties = tc.indexer_ties;
+    validate_config(cfg, "the model with the run's model.qat / model.indexer_ties");
+    return cfg;
 }
 
 std::unique_ptr<document_source> make_one_source(const data_source_config& s, const train_config& cfg,
@@ -392,6 +410,8 @@ void training_run::restore_or_initialise() {
             P_.init(cfg_.seed, cfg_.init_std);
         }
     }
+    if (root_ && (mc_.qat_release() || mc_.torch_ties()))
+        fmt::print(stderr, "numerics: qat {}, indexer ties {} (docs/model.md §3.4)\n", mc_.qat, mc_.indexer_ties);
     start_ = have_resume ? resumed.step : 0;
     skipped_total_ = have_resume ? resumed.run.value("skipped", (int64_t)0) : 0;
     tokens_seen_ = have_resume ? resumed.run.value("tokens", (int64_t)0) : 0;
@@ -680,7 +700,7 @@ void training_run::checkpoint(int64_t step_done) {
 train_summary run_training(const train_config& cfg, parallel::communicator& world) {
     world.timeout_seconds = cfg.dist_timeout;
     check_same_on_every_rank(world, config_entries(cfg), "run configs");
-    training_run run(cfg, world, resolve_model_config(cfg.model_config, cfg.init_from));
+    training_run run(cfg, world, resolve_model_config(cfg));
     return run.run();
 }
 

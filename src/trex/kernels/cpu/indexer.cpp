@@ -4,13 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
+#include "trex/base/scratch.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/ops.hpp"
-#include "trex/base/scratch.hpp"
 #include "trex/kernels/cpu/vec_math.hpp"
+#include "trex/kernels/topk_torch.hpp"
 
 namespace trex::cpu {
 
@@ -103,19 +105,31 @@ void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dsc
 }
 
 void indexer_topk(int32_t* sel, int32_t* nsel, const float* scores, const int32_t* pos, int64_t N, int m, int k,
-                  int64_t ld, bool dense) {
+                  int64_t ld, bool dense, const int32_t* torch_rows) {
 #pragma omp parallel
     {
         std::vector<int32_t> idx;
+        std::vector<float> row;
+        std::vector<std::pair<float, int64_t>> queue;
 #pragma omp for schedule(static)
         for (int64_t t = 0; t < N; t++) {
             const int64_t vis = (pos[t] + 1) / m;
-            const int64_t keep = dense ? vis : std::min<int64_t>(k, vis);
+            const float* s = scores + t * ld;
             int32_t* out = sel + t * k;
-            if (keep == vis) {
+            int64_t keep = dense ? vis : std::min<int64_t>(k, vis);
+            if (!dense && torch_rows) {  // the release's choice: torch.topk over the row, invisible entries at −inf
+                const int64_t n_row = std::max<int64_t>(torch_rows[t], vis), kt = std::min<int64_t>(k, n_row);
+                row.assign((size_t)n_row, -std::numeric_limits<float>::infinity());
+                std::copy(s, s + vis, row.begin());
+                idx.resize((size_t)kt);
+                if (kt > 0) torch_topk_indices(idx.data(), row.data(), n_row, kt, queue);
+                idx.erase(std::remove_if(idx.begin(), idx.end(), [vis](int32_t i) { return i >= vis; }), idx.end());
+                std::sort(idx.begin(), idx.end());
+                keep = (int64_t)idx.size();
+                std::copy(idx.begin(), idx.end(), out);
+            } else if (keep == vis) {
                 for (int64_t i = 0; i < vis; i++) out[i] = (int32_t)i;
             } else {
-                const float* s = scores + t * ld;
                 idx.resize(vis);
                 std::iota(idx.begin(), idx.end(), 0);
                 std::nth_element(idx.begin(), idx.begin() + keep, idx.end(),

@@ -41,6 +41,9 @@ kernel_table make_cpu_kernels() {
     t.attention_backward = cpu::attention_backward;
     t.grouped_linear_forward = cpu::grouped_linear_forward;
     t.grouped_linear_backward = cpu::grouped_linear_backward;
+    t.fake_quant_fp8 = cpu::fake_quant_fp8;
+    t.fake_quant_fp4 = cpu::fake_quant_fp4;
+    t.hadamard_rows = cpu::hadamard_rows;
     t.router_forward = cpu::router_forward;
     t.router_backward = cpu::router_backward;
     t.swiglu_forward = cpu::swiglu_forward;

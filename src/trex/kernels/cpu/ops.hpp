@@ -67,10 +67,18 @@ void indexer_scores_forward(float* scores, const float* qI, const float* KI, con
 void indexer_scores_backward(float* dqI, float* dKI, float* dw, const float* dscores, const float* qI, const float* KI,
                              const float* w, const int32_t* doc_of, const int32_t* pos, const int64_t* entry_offset,
                              int64_t N, int HI, int64_t cI, int m, int64_t ld);
+// torch_rows: the release's torch.topk choice (kernels/ref/ops.hpp); nullptr: ties to the lower index
 void indexer_topk(int32_t* sel, int32_t* nsel, const float* scores, const int32_t* pos, int64_t N, int m, int k,
-                  int64_t ld, bool dense);
+                  int64_t ld, bool dense, const int32_t* torch_rows = nullptr);
 double indexer_loss(float* dscores, const float* scores, const float* p_target, const int32_t* sel, const int32_t* nsel,
                     int64_t N, int k, int64_t ld);
+
+// ---------------------------------------------------------------- the release's QAT simulation (qat.cpp)
+// Contracts of kernels/ref/ops.hpp (fake_quant_fp8, fake_quant_fp4, hadamard_rows); the fake quantisations equal the
+// reference bit for bit, the rotation to float rounding (butterflies, then the 1/√n scale).
+void fake_quant_fp8(float* x, int64_t rows, int64_t ld, int64_t n, int64_t block);
+void fake_quant_fp4(float* x, int64_t rows, int64_t ld, int64_t n, int64_t block);
+void hadamard_rows(float* x, int64_t rows, int64_t n);
 
 // ---------------------------------------------------------------- sparse attention with sink
 void attention_forward(float* o, float* P, const float* q, const float* kv, const float* sink,

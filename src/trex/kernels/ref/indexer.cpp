@@ -5,9 +5,11 @@
 // entry_offset[doc] + i of KI, and columns i of its row of scores [N, ld].
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "trex/kernels/ref/ops.hpp"
+#include "trex/kernels/topk_torch.hpp"
 
 namespace trex::ref {
 
@@ -69,14 +71,35 @@ void indexer_scores_backward(T* dqI, T* dKI, T* dw, const T* dscores, const T* q
 
 // sel [N,k]: the min(k, visible) visible columns with the largest score (ties: lower index first), sorted
 // ascending, padded with −1; dense: all visible columns (k ≥ visible required). nsel [N].
+namespace {
+
+// The release's selection for one query: torch.topk over its row of `row` entries, entries ≥ vis at −inf.
+template <typename T>
+std::vector<int32_t> torch_choice(const T* scores, int64_t vis, int64_t row, int k) {
+    std::vector<float> v((size_t)row, -std::numeric_limits<float>::infinity());
+    for (int64_t i = 0; i < vis; i++) v[(size_t)i] = (float)scores[i];
+    const int64_t kt = std::min<int64_t>(k, row);
+    std::vector<int32_t> picked((size_t)kt), chosen;
+    std::vector<std::pair<float, int64_t>> queue;
+    if (kt > 0) torch_topk_indices(picked.data(), v.data(), row, kt, queue);
+    for (int32_t i : picked)
+        if (i < vis) chosen.push_back(i);
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+}
+
+}  // namespace
+
 template <typename T>
 void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k, int64_t ld,
-                  bool dense) {
+                  bool dense, const int32_t* torch_rows) {
     for (int64_t t = 0; t < N; t++) {
         const int64_t vis = (pos[t] + 1) / m;
         std::vector<int32_t> chosen;
         if (dense) {
             for (int64_t i = 0; i < vis; i++) chosen.push_back((int32_t)i);
+        } else if (torch_rows) {
+            chosen = torch_choice(scores + t * ld, vis, std::max<int64_t>(torch_rows[t], vis), k);
         } else {
             std::vector<bool> taken(vis, false);
             const int64_t want = std::min<int64_t>(k, vis);
@@ -134,7 +157,8 @@ double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_
                                             const int64_t*, int64_t, int, int64_t, int, int64_t);                  \
     template void indexer_scores_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const int32_t*,   \
                                              const int32_t*, const int64_t*, int64_t, int, int64_t, int, int64_t); \
-    template void indexer_topk<T>(int32_t*, int32_t*, const T*, const int32_t*, int64_t, int, int, int64_t, bool); \
+    template void indexer_topk<T>(int32_t*, int32_t*, const T*, const int32_t*, int64_t, int, int, int64_t, bool,  \
+                                  const int32_t*);                                                                 \
     template double indexer_loss<T>(T*, const T*, const T*, const int32_t*, const int32_t*, int64_t, int, int64_t);
 TREX_INDEXER_INSTANTIATE(float)
 TREX_INDEXER_INSTANTIATE(double)

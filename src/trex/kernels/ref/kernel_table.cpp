@@ -380,6 +380,9 @@ kernel_table make_ref_kernels() {
     t.attention_backward = ref::attention_backward<float>;
     t.grouped_linear_forward = ref::grouped_linear_forward<float>;
     t.grouped_linear_backward = ref::grouped_linear_backward<float>;
+    t.fake_quant_fp8 = ref::fake_quant_fp8<float>;
+    t.fake_quant_fp4 = ref::fake_quant_fp4<float>;
+    t.hadamard_rows = ref::hadamard_rows<float>;
     t.router_forward = ref::router_forward<float>;
     t.router_backward = ref::router_backward<float>;
     t.swiglu_forward = swiglu_forward;

@@ -106,9 +106,12 @@ void indexer_scores_backward(T* dqI, T* dKI, T* dw, const T* dscores, const T* q
                              int64_t cI, int m, int64_t ld);
 // Selection: sel [N,k] = the min(k, visible(t)) visible entries with the largest score (ties: lower index first),
 // sorted ascending, padded with −1; nsel [N]. dense: every visible entry (then sel must have room: k ≥ max visible).
+// torch_rows (not dense; nullptr: the rule above): the release's choice instead — torch.topk (topk_torch.hpp) of
+// min(k, torch_rows[t]) over a row of torch_rows[t] ≥ visible(t) entries whose invisible ones score −inf, the
+// invisible picks dropped (k must be min(k_I, the longest row), as the activation plan's kw is).
 template <typename T>
 void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k, int64_t ld,
-                  bool dense);
+                  bool dense, const int32_t* torch_rows = nullptr);
 // KL loss of docs/model.md §4 for one layer. p_target [N,k] = target distribution over each query's selected
 // entries (sums to 1 over the first nsel[t] slots). Returns Σ_t KL_t / n_q (n_q = queries with nsel > 0) and
 // writes dscores (the gradient of that value w.r.t. scores) on the selected entries, 0 on the others (the first
@@ -116,6 +119,20 @@ void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* p
 template <typename T>
 double indexer_loss(T* dscores, const T* scores, const T* p_target, const int32_t* sel, const int32_t* nsel, int64_t N,
                     int k, int64_t ld);
+
+// ---------------------------------------------------------------- the release's QAT simulation (qat.cpp)
+// In place, per row of x [rows, ld], columns [0, n) in blocks of `block` (n % block == 0): s = 2^ceil(log2(p)) with
+// p = max(amax, floor)·(1/qmax) rounded to float (the release's UE8M0 scale), x ← round(clamp(x/s, ±qmax))·s.
+// fake_quant_fp8: E4M3 (qmax 448, floor 1e−4); fake_quant_fp4: E2M1 (qmax 6, floor 6·2^−126). round: the nearest
+// value of the format, ties to the even code.
+template <typename T>
+void fake_quant_fp8(T* x, int64_t rows, int64_t ld, int64_t n, int64_t block);
+template <typename T>
+void fake_quant_fp4(T* x, int64_t rows, int64_t ld, int64_t n, int64_t block);
+// x [rows, n] ← x·H/√n, H the Sylvester-Hadamard matrix (H[i][j] = (−1)^popcount(i&j), n a power of two). H/√n is
+// symmetric and orthogonal: the transform is its own inverse and its own backward.
+template <typename T>
+void hadamard_rows(T* x, int64_t rows, int64_t n);
 
 // ---------------------------------------------------------------- sparse attention with sink (attention.cpp)
 // Query t attends to the keys key_idx[key_offset[t] .. key_offset[t+1]) (rows of kv [Nk,c]), all H heads sharing

@@ -23,6 +23,21 @@ head_split split_heads(const layer_env& env) {
 
 }  // namespace
 
+void qat_kv(const kernel_table& k, float* kv, int64_t rows, const model_config& cfg) {
+    const int64_t c = cfg.head_dim;
+    k.fake_quant_fp8(kv, rows, c, c - cfg.qk_rope_head_dim, 64);
+}
+
+void qat_index(const kernel_table& k, float* x, int64_t rows, int64_t cI) {
+    k.hadamard_rows(x, rows, cI);
+    k.fake_quant_fp4(x, rows, cI, cI, 32);
+}
+
+int32_t* document_rows(int32_t* rows, const batch_geometry& geo, int m) {
+    for (int64_t t = 0; t < geo.N; t++) rows[t] = (int32_t)(geo.docs[(size_t)geo.doc_of[(size_t)t]].len / m);
+    return rows;
+}
+
 void attention_layer::forward(block_acts& A, const attention_weights& W, const layer_env& env) const {
     const int64_t N = env.N(), c = env.cfg.head_dim;
     const head_split hs = split_heads(env);
@@ -65,6 +80,7 @@ void attention_layer::project(block_acts& A, const attention_weights& W, const l
     k.linear_fwd(A.kv_pre.data(), a, W.wkv, N, d, c, false);
     k.rmsnorm_forward(A.kv_all.data(), A.kv_rstd.data(), A.kv_pre.data(), W.kv_norm, N, c, eps);
     k.rope_forward(A.kv_all.data(), geo.pos.data(), rope, N, 1, c, false);
+    if (cfg.qat_release()) qat_kv(k, A.kv_all.data(), N, cfg);
 }
 
 // The compressed kv in rows [N, N + Nc) of kv_all: gated pooling of the compressor's projections per document
@@ -86,6 +102,7 @@ void attention_layer::compress(block_acts& A, const attention_weights& W, const 
     float* kvc = A.kv_all.data() + N * c;
     k.rmsnorm_forward(kvc, A.cpool_rstd.data(), A.cpool.data(), W.c_norm, Nc, c, cfg.rms_norm_eps);
     k.rope_forward(kvc, cl.entry_pos.data(), rope, Nc, 1, c, false);
+    if (cfg.qat_release()) qat_kv(k, kvc, Nc, cfg);
 }
 
 // F1 = wo_b · grouped(wo_a, rope⁻¹(o)): the local groups; under TP wo_b is row-parallel (the local groups' columns
@@ -151,12 +168,14 @@ void attention_layer::indexer_forward(block_acts& A, const attention_weights& W,
 
     k.linear_fwd(A.iq.data(), A.qr.data(), W.i_wq_b, N, dc, HI * cI, false);
     k.rope_forward(A.iq.data(), geo.pos.data(), rope, N, HI, cI, false);
+    if (cfg.qat_release()) qat_index(k, A.iq.data(), N * HI, cI);
     k.linear_fwd(A.ikv.data(), a, W.i_wkv, N, d, 2 * cI, false);
     k.linear_fwd(A.ig.data(), a, W.i_wgate, N, d, 2 * cI, false);
     k.compressor_forward(A.ipool.data(), A.ikv.data(), A.ig.data(), W.i_ape, geo.docs.data(), cl.entry_offset.data(),
                          (int64_t)geo.docs.size(), 4, cI, true);
     k.rmsnorm_forward(A.ik.data(), A.ipool_rstd.data(), A.ipool.data(), W.i_norm, Nc, cI, cfg.rms_norm_eps);
     k.rope_forward(A.ik.data(), cl.entry_pos.data(), rope, Nc, 1, cI, false);
+    if (cfg.qat_release()) qat_index(k, A.ik.data(), Nc, cI);
     k.linear_fwd(A.iw.data(), a, W.i_wp, N, d, HI, false);
     const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
     k.scale(A.iw.data(), A.iw.data(), wscale, (int64_t)A.iw.size());
@@ -164,8 +183,10 @@ void attention_layer::indexer_forward(block_acts& A, const attention_weights& W,
     k.fill_zero(A.iscores.data(), (int64_t)A.iscores.size());  // ld, kw and the sizes: the activation plan
     k.indexer_scores_forward(A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(), geo.doc_of.data(), geo.pos.data(),
                              cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
+    workspace::scope ws(env.ws);
+    const int32_t* rows = cfg.torch_ties() ? document_rows(ws.ints(std::max<int64_t>(N, 1)), geo, 4) : nullptr;
     k.indexer_topk(A.sel.data(), A.nsel.data(), A.iscores.data(), geo.pos.data(), N, 4, (int)A.kw, A.ld,
-                   env.opts.dense_csa);
+                   env.opts.dense_csa, rows);
 }
 
 void attention_layer::backward(block_acts& A, float* dy, const float* dF, const attention_weights& W,
@@ -308,6 +329,10 @@ void attention_layer::indexer_backward(block_acts& A, const attention_weights& W
     k.fill_zero(dik, std::max<int64_t>(Nc, 1) * cI);
     k.indexer_scores_backward(diq, dik, diw, A.iscores.data(), A.iq.data(), A.ik.data(), A.iw.data(), geo.doc_of.data(),
                               geo.pos.data(), cl.entry_offset.data(), N, (int)HI, cI, 4, A.ld);
+    if (cfg.qat_release()) {  // straight through the fake quantisation; the rotation is its own backward
+        k.hadamard_rows(diq, N * HI, cI);
+        k.hadamard_rows(dik, Nc, cI);
+    }
     // head weights: iw = wscale·(weights_proj a)
     const float wscale = (float)(1.0 / std::sqrt((double)cI * (double)HI));
     k.scale(diw, diw, wscale, N * HI);

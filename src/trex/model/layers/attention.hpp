@@ -21,6 +21,17 @@
 
 namespace trex {
 
+// The release's QAT simulation (model_config::qat == "release", docs/model.md §3.4), shared by forward and decode.
+// qat_kv: kv [rows, c] after RoPE, its first c − r dims fake-quantised to FP8 E4M3 in blocks of 64 (window and
+// compressed KV). qat_index: x [rows, cI] (the indexer's queries per head, its compressed keys) after RoPE, rotated by
+// the normalised Hadamard transform and fake-quantised to FP4 E2M1 in blocks of 32. Backward: straight through the
+// quantisation, so the gradient of the rotated values is rotated back (the transform is its own backward).
+void qat_kv(const kernel_table& k, float* kv, int64_t rows, const model_config& cfg);
+void qat_index(const kernel_table& k, float* x, int64_t rows, int64_t cI);
+// rows [N] = the compressed entries of each token's document, floor(len/m): the row the release's indexer ranks with
+// torch.topk during a prefill (model_config::indexer_ties == "torch"). Returns rows.
+int32_t* document_rows(int32_t* rows, const batch_geometry& geo, int m);
+
 class attention_layer {
    public:
     attention_layer(const model_config& cfg, int layer) : layer_(layer), ratio_(cfg.ratio(layer)) {}

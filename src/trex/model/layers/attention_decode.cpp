@@ -36,11 +36,15 @@ int64_t pool_run(float* pooled, std::vector<float>& kv, std::vector<float>& gate
     return n_new;
 }
 
+// What the release's QAT does to new entries (model_config::qat == "release"): nothing, the compressed KV's
+// (qat_kv) or the indexer keys' (qat_index).
+enum class entry_qat { none, kv, index };
+
 // Appends n entries to `entries` (width c): rmsnorm(pooled) with the compressor's norm weight, then RoPE at the
-// entries' positions (first + i)·m.
+// entries' positions (first + i)·m, then the QAT simulation `q`.
 void append_entries(std::vector<float>& entries, const float* pooled, int64_t n, int64_t first, int m, int64_t c,
-                    const float* norm, double eps, const rope_table_t<float>& rope, workspace& wsp,
-                    const kernel_table& k) {
+                    const float* norm, double eps, const rope_table_t<float>& rope, entry_qat q,
+                    const model_config& cfg, workspace& wsp, const kernel_table& k) {
     if (n == 0) return;
     workspace::scope ws(wsp);
     const size_t old = entries.size();
@@ -50,6 +54,8 @@ void append_entries(std::vector<float>& entries, const float* pooled, int64_t n,
     int32_t* pos = ws.ints(n);
     for (int64_t i = 0; i < n; i++) pos[i] = (int32_t)((first + i) * m);
     k.rope_forward(dst, pos, rope, n, 1, c, false);
+    if (q == entry_qat::kv) qat_kv(k, dst, n, cfg);
+    if (q == entry_qat::index) qat_index(k, dst, n, c);
 }
 
 }  // namespace
@@ -79,7 +85,7 @@ void attention_layer::compress_cached(std::span<attention_cache* const> caches, 
         const int64_t n = pool_run(pooled, C.pend_kv, C.pend_gate, C.pending_from, C.len, C.keep_from(C.len + s.len),
                                    ckv + s.start * w, cg + s.start * w, s.len, W.c_ape, m, c, m == 4, env.ws, k);
         append_entries(C.entries, pooled, n, C.len / m, m, c, W.c_norm, env.cfg.rms_norm_eps, env.geo.rope_for_ratio(m),
-                       env.ws, k);
+                       env.cfg.qat_release() ? entry_qat::kv : entry_qat::none, env.cfg, env.ws, k);
     }
 }
 
@@ -99,6 +105,7 @@ void attention_layer::index_cached(std::vector<decode_keys>& out, std::span<atte
     float* iw = ws.floats(N * HI);
     k.linear_fwd(iq, A.qr.data(), W.i_wq_b, N, dc, HI * cI, false);
     k.rope_forward(iq, env.geo.pos.data(), rope, N, HI, cI, false);
+    if (cfg.qat_release()) qat_index(k, iq, N * HI, cI);
     k.linear_fwd(ikv, A.a1.data(), W.i_wkv, N, d, 2 * cI, false);
     k.linear_fwd(ig, A.a1.data(), W.i_wgate, N, d, 2 * cI, false);
     k.linear_fwd(iw, A.a1.data(), W.i_wp, N, d, HI, false);
@@ -112,7 +119,8 @@ void attention_layer::index_cached(std::vector<decode_keys>& out, std::span<atte
         const int64_t n =
             pool_run(pooled, C.ipend_kv, C.ipend_gate, C.pending_from, C.len, C.keep_from(C.len + s.len),
                      ikv + s.start * 2 * cI, ig + s.start * 2 * cI, s.len, W.i_ape, 4, cI, true, env.ws, k);
-        append_entries(C.index_keys, pooled, n, C.len / 4, 4, cI, W.i_norm, cfg.rms_norm_eps, rope, env.ws, k);
+        append_entries(C.index_keys, pooled, n, C.len / 4, 4, cI, W.i_norm, cfg.rms_norm_eps, rope,
+                       cfg.qat_release() ? entry_qat::index : entry_qat::none, cfg, env.ws, k);
         // scores over the sequence's entries (one document: entry offset 0), then the top-k of each query
         const int64_t n_entries = (int64_t)C.index_keys.size() / cI, ld = std::max<int64_t>(n_entries, 1);
         float* scores = wsb.floats(s.len * ld);
@@ -127,7 +135,13 @@ void attention_layer::index_cached(std::vector<decode_keys>& out, std::span<atte
         dk.kw = env.opts.dense_csa ? ld : std::max<int64_t>(std::min<int64_t>(cfg.index_topk, n_entries), 1);
         dk.sel.resize((size_t)(s.len * dk.kw));
         dk.nsel.resize((size_t)s.len);
-        k.indexer_topk(dk.sel.data(), dk.nsel.data(), scores, pos, s.len, 4, (int)dk.kw, ld, env.opts.dense_csa);
+        // torch ties: the row the release ranks is every entry the sequence has after these tokens
+        int32_t* rows = nullptr;
+        if (cfg.torch_ties()) {
+            rows = wsb.ints(s.len);
+            std::fill(rows, rows + s.len, (int32_t)n_entries);
+        }
+        k.indexer_topk(dk.sel.data(), dk.nsel.data(), scores, pos, s.len, 4, (int)dk.kw, ld, env.opts.dense_csa, rows);
     }
 }
 
