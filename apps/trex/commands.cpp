@@ -17,4 +17,12 @@ void register_all(CLI::App& app) {
     register_recipe(app);
 }
 
+void add_numerics_options(CLI::App* cmd, std::string& qat, std::string& indexer_ties, const std::string& prefix) {
+    cmd->add_option("--qat", qat, prefix + "numerics instead of the checkpoint config's: none | release")
+        ->check(CLI::IsMember({"none", "release"}));
+    cmd->add_option("--indexer-ties", indexer_ties,
+                    prefix + "indexer top-k ties instead of the checkpoint config's: stable | torch")
+        ->check(CLI::IsMember({"stable", "torch"}));
+}
+
 }  // namespace trex::cli

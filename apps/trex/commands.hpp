@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace trex::cli {
 
 void register_info(CLI::App& app);
@@ -22,6 +24,11 @@ void register_score(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_serve(CLI::App& app);
 void register_recipe(CLI::App& app);
+
+// --qat none|release and --indexer-ties stable|torch (docs/model.md §3.4) on a command that loads a model: overrides
+// of the checkpoint config's numerics (model_load_options::qat, indexer_ties; "" = keep). `prefix` goes before each
+// description ("local: ").
+void add_numerics_options(CLI::App* cmd, std::string& qat, std::string& indexer_ties, const std::string& prefix = "");
 
 // Registers every subcommand (commands.cpp).
 void register_all(CLI::App& app);

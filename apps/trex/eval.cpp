@@ -274,6 +274,7 @@ void register_eval(CLI::App& app) {
     run->add_option("--checkpoint", a->local.checkpoint, "local: trex checkpoint or HF release-layout directory");
     run->add_option("--tokenizer", a->local.tokenizer, "local: tokenizer.json");
     run->add_option("--model-config", a->local.config, "local: config.json when the checkpoint has none");
+    add_numerics_options(run, a->local.qat, a->local.indexer_ties, "local: ");
     run->add_option("--max-context", a->local.max_context, "local: prompt + generated tokens")->capture_default_str();
     run->add_option("--local-batch", a->local.max_batch, "local: samples decoded together (continuous batching)")
         ->check(CLI::Range(1, 256))

@@ -308,10 +308,7 @@ void register_generate(CLI::App& app) {
     g->add_option("--checkpoint", o->checkpoint, "trex run directory or checkpoint, or HF release-layout directory")
         ->required();
     g->add_option("--config", o->config, "model config.json used instead of the checkpoint's");
-    g->add_option("--qat", o->qat, "numerics instead of the config's: none | release (docs/model.md 3.4)")
-        ->check(CLI::IsMember({"none", "release"}));
-    g->add_option("--indexer-ties", o->indexer_ties, "indexer top-k ties instead of the config's: stable | torch")
-        ->check(CLI::IsMember({"stable", "torch"}));
+    add_numerics_options(g, o->qat, o->indexer_ties);
     g->add_option("--tokenizer", o->tokenizer, "tokenizer.json (default: the checkpoint's, when it has one)");
     g->add_option("--prompt", o->prompt, "one user turn (chat encoding), streamed to stdout");
     g->add_option("--messages", o->messages, "JSONL batch: {\"id\"?, \"messages\": [...]} or {\"id\"?, \"prompt\"}");

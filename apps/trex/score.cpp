@@ -125,10 +125,7 @@ void register_score(CLI::App& app) {
     cmd->add_option("--checkpoint", o->checkpoint, "a trex checkpoint or run directory, or an HF release-layout one")
         ->required();
     cmd->add_option("--config", o->config, "config.json to use instead of the checkpoint's");
-    cmd->add_option("--qat", o->qat, "numerics instead of the config's: none | release (docs/model.md 3.4)")
-        ->check(CLI::IsMember({"none", "release"}));
-    cmd->add_option("--indexer-ties", o->indexer_ties, "indexer top-k ties instead of the config's: stable | torch")
-        ->check(CLI::IsMember({"stable", "torch"}));
+    add_numerics_options(cmd, o->qat, o->indexer_ties);
     cmd->add_option("--tokens", o->tokens, "token file: one sequence per line, ids separated by spaces or commas");
     cmd->add_option("--text", o->texts, "text file(s), one sequence each (needs --tokenizer)");
     cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json for --text");

@@ -30,6 +30,7 @@ namespace {
 
 struct serve_cli_options {
     std::string checkpoint, config, tokenizer, api_key_env, speculative;
+    std::string qat, indexer_ties;  // numerics instead of the config's ("" = keep)
     bool chat_mode = false, allow_nonfinite = false;
     serve::server_options server;
 };
@@ -57,6 +58,8 @@ void run_serve(serve_cli_options o) {
     model_load_options lo;
     lo.config = o.config;
     lo.allow_nonfinite = o.allow_nonfinite;
+    lo.qat = o.qat;
+    lo.indexer_ties = o.indexer_ties;
     loaded_model loaded = load_model_for_inference(o.checkpoint, lo);
     eval::check_codec_fits(*codec, loaded.model->config().vocab_size, tok);
     o.server.thinking = !o.chat_mode;
@@ -92,6 +95,7 @@ void register_serve(CLI::App& app) {
     s->add_option("--checkpoint", o->checkpoint, "trex run directory or checkpoint, or HF release-layout directory")
         ->required();
     s->add_option("--config", o->config, "model config.json used instead of the checkpoint's");
+    add_numerics_options(s, o->qat, o->indexer_ties);
     s->add_option("--tokenizer", o->tokenizer, "tokenizer.json (default: DIR/tokenizer.json)");
     s->add_option("--host", o->server.host, "address to bind")->capture_default_str();
     s->add_option("--port", o->server.port, "port (0: any free port)")

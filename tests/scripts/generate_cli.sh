@@ -2,7 +2,8 @@
 # trex generate from the command line, on checkpoints nobody wrote by hand: a v4-tiny model written in the HF release
 # layout by `trex convert --init`, and a `trex train` run directory. Checks: greedy tokens are the argmax of the full
 # forward at every position (`trex score --per-token` over prompt + output: an independent path through the
-# training forward); --speculative mtp gives the same greedy tokens; a JSONL batch decoded together equals each request alone; seeded sampling repeats and another
+# training forward), also with the release's numerics (--qat release, scored with --qat release); --speculative mtp
+# gives the same greedy tokens; a JSONL batch decoded together equals each request alone; seeded sampling repeats and another
 # seed differs; text prompts through a DeepSeek-V4-format tokenizer stream and stop; bad input (missing or
 # truncated checkpoint, a tokenizer wider than the model, an id outside the vocabulary, a malformed JSONL line, text
 # without a tokenizer) is a one-line error with a non-zero exit.
@@ -30,6 +31,22 @@ python3 - "$work/greedy.json" "$work/score.json" 13 <<'PY'
 import json, sys
 g, s, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
 pred = s["sequences"][0]["predicted"]  # argmax of the full forward after each position
+assert pred[n - 1:] == g["tokens"][:len(pred) - n + 1], (pred[n - 1:], g["tokens"])
+PY
+
+# the release's numerics (--qat release): cached decoding fake-quantises as the full forward does, so the greedy
+# tokens are still the argmax of `trex score --qat release` after each position
+"$trex" generate --checkpoint "$work/hf" --prompt-ids "$prompt" --max-tokens 40 --qat release --json \
+  > "$work/qat.json" 2> "$work/qat.err"
+python3 -c "
+import json,sys
+d, p = json.load(open(sys.argv[1])), sys.argv[3].split()
+open(sys.argv[2], 'w').write(' '.join(p + [str(t) for t in d['tokens']]) + '\n')" "$work/qat.json" "$work/qat_seq.txt" "$prompt"
+"$trex" score --checkpoint "$work/hf" --tokens "$work/qat_seq.txt" --per-token --json --qat release > "$work/qat_score.json"
+python3 - "$work/qat.json" "$work/qat_score.json" 13 <<'PY'
+import json, sys
+g, s, n = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+pred = s["sequences"][0]["predicted"]
 assert pred[n - 1:] == g["tokens"][:len(pred) - n + 1], (pred[n - 1:], g["tokens"])
 PY
 

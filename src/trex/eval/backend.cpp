@@ -551,6 +551,8 @@ std::unique_ptr<backend> make_local_backend(const local_options& opt) {
     model_load_options lo;
     lo.config = opt.config;
     lo.allow_nonfinite = opt.allow_nonfinite;
+    lo.qat = opt.qat;
+    lo.indexer_ties = opt.indexer_ties;
     loaded_model loaded = load_model_for_inference(opt.checkpoint, lo);
     std::unique_ptr<dsv4_model> m = std::move(loaded.model);
     const std::string dir = loaded.dir;

@@ -112,13 +112,14 @@ std::unique_ptr<text_codec> make_byte_codec(int32_t eos_id);
 std::unique_ptr<text_codec> load_tokenizer_codec(const std::string& tokenizer_json, bool thinking = true);
 
 struct local_options {
-    std::string checkpoint;        // a trex training checkpoint dir (step-*/ or a run dir) or an HF release-layout dir
-    std::string tokenizer;         // tokenizer.json
-    std::string config;            // model config.json when the checkpoint does not carry one
-    int max_context = 4096;        // prompt + generated tokens
-    bool thinking = true;          // DeepSeek-V4 thinking mode (see load_tokenizer_codec)
-    bool allow_nonfinite = false;  // HF release layout: import NaN / inf weights and scales instead of refusing
-    int max_batch = 8;             // items' samples decoded together (the runner's concurrency)
+    std::string checkpoint;         // a trex training checkpoint dir (step-*/ or a run dir) or an HF release-layout dir
+    std::string tokenizer;          // tokenizer.json
+    std::string config;             // model config.json when the checkpoint does not carry one
+    int max_context = 4096;         // prompt + generated tokens
+    bool thinking = true;           // DeepSeek-V4 thinking mode (see load_tokenizer_codec)
+    bool allow_nonfinite = false;   // HF release layout: import NaN / inf weights and scales instead of refusing
+    std::string qat, indexer_ties;  // numerics instead of the checkpoint config's (docs/model.md §3.4; "" = keep)
+    int max_batch = 8;              // items' samples decoded together (the runner's concurrency)
 };
 std::unique_ptr<backend> make_local_backend(const local_options& opt);
 
