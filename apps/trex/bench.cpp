@@ -71,7 +71,8 @@ void register_bench(CLI::App& app) {
     step->add_option("--peer-threads", args->opt.peer_threads, "torch threads for the peer: auto or a number")
         ->capture_default_str();
     step->add_option("--peer-impl", args->opt.peer_impl,
-                     "reference (tests/reference/dsv4_ref.py, the full step) or hf (HF transformers, LM loss only)")
+                     "reference (tests/reference/dsv4_ref.py, the full step, eager), compile (the same under "
+                     "torch.compile) or hf (HF transformers, LM loss only)")
         ->capture_default_str();
     step->add_flag("--profile", args->opt.profile, "time one more step section by section");
     step->add_flag("--optimizer", args->opt.optimizer, "include the optimizer update (Muon + AdamW) in each step");

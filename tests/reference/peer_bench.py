@@ -3,7 +3,8 @@
 
 Input: a safetensors file with the fixture layout's `w.*` (weights) and `in.*` (batch) tensors and the metadata
 `config`, `mode`, `lambda_mtp`, `alpha_bal`, `lambda_idx`. Runs forward + backward of dsv4_ref.py in float32, torch
-eager (no torch.compile), and prints exactly one JSON line on stdout:
+eager (--impl compile: its forward under torch.compile, the compilation in the warm-up steps), and prints exactly one
+JSON line on stdout:
   {"tokens_per_s": ..., "step_seconds_median": ..., "threads": ..., "torch_version": ..., "loss": ...}
 A step = zeroing the gradients, forward, all losses, backward (no optimizer). The batch layout (document masks,
 compressed-entry index tables, RoPE tables) is built once, like a data loader would. --threads auto measures 1 and 2
@@ -35,8 +36,9 @@ def main():
     ap.add_argument("--optimizer", action="store_true",
                     help="include the optimizer update: Muon (hybrid Newton-Schulz, Nesterov, RMS 0.18) for matrices, "
                          "torch.optim.AdamW for the rest, grouped as spec §3.3 / the C++ optimizer")
-    ap.add_argument("--impl", default="reference", choices=["reference", "hf"],
-                    help="reference: tests/reference/dsv4_ref.py (the full step); hf: transformers (LM loss only)")
+    ap.add_argument("--impl", default="reference", choices=["reference", "compile", "hf"],
+                    help="reference: tests/reference/dsv4_ref.py (the full step), eager; compile: the same step with "
+                         "the forward under torch.compile; hf: transformers (LM loss only)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     import torch
@@ -93,10 +95,14 @@ def main():
                 W.mul_(1 - lr * 0.1).sub_(lr * U)
             adam.step()
 
+    forward = R.forward
+    if args.impl == "compile":  # what a PyTorch user would try first: compile the forward (graph breaks allowed)
+        forward = torch.compile(R.forward)
+
     def step():
         for p in params:
             p.grad = None
-        out = R.forward(P, cfg, batch, mode=mode, lambda_mtp=lm, alpha_bal=ab, lambda_idx=li, layout=layout)
+        out = forward(P, cfg, batch, mode=mode, lambda_mtp=lm, alpha_bal=ab, lambda_idx=li, layout=layout)
         out["losses"]["total"].backward()
         if opt_step is not None:
             opt_step()

@@ -55,8 +55,8 @@ void write_peer_input(const std::string& path, dsv4_model& model, const syntheti
 void check_options(const bench_step_options& opt) {
     TREX_CHECK(opt.batch > 0 && opt.seq > 0, "bench step: --batch and --seq must be positive");
     TREX_CHECK(opt.steps > 0 && opt.warmup >= 0, "bench step: --steps must be positive and --warmup non-negative");
-    TREX_CHECK(opt.peer_impl == "reference" || opt.peer_impl == "hf",
-               "bench step: --peer-impl must be 'reference' or 'hf', got '{}'", opt.peer_impl);
+    TREX_CHECK(opt.peer_impl == "reference" || opt.peer_impl == "compile" || opt.peer_impl == "hf",
+               "bench step: --peer-impl must be 'reference', 'compile' or 'hf', got '{}'", opt.peer_impl);
     const std::string& t = opt.peer_threads;
     const bool number = !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), ::isdigit) && std::stoi(t) > 0;
     TREX_CHECK(t == "auto" || number, "bench step: --peer-threads must be 'auto' or a positive integer, got '{}'", t);
@@ -358,9 +358,10 @@ std::string format_bench_step(const bench_step_result& r) {
     }
     if (r.has_peer) {
         s += fmt::format(
-            "  peer            {} on PyTorch {} eager (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
+            "  peer            {} on PyTorch {} {} (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
             r.peer_impl == "hf" ? "HF transformers DeepseekV4ForCausalLM" : "tests/reference/dsv4_ref.py",
-            r.peer_version, r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
+            r.peer_version, r.peer_impl == "compile" ? "torch.compile (forward)" : "eager", r.peer_threads,
+            r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
         s += fmt::format(
             "  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command); {:.2f}x with our "
             "step timed again after the peer ({:.1f} tokens/s)\n",
