@@ -15,8 +15,11 @@ rm -rf "$work"; mkdir -p "$work"
 # TREX_KEEP_TEST_RUNS=1 keeps them for debugging.
 [ "${TREX_KEEP_TEST_RUNS:-0}" = 1 ] || trap 'rm -rf "$work"/*/checkpoints' EXIT
 export OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# TREX_DIST_SHARED: more trex train flags for both runs (e.g. the numerics keys); TREX_DIST_STEPS: steps (3)
+read -r -a shared <<< "${TREX_DIST_SHARED:-}"
 common=(--set "model.config=\"$src/configs/v4-tiny.json\"" --set data.batch=2 --set data.seq=64
-        --set optim.lr=1e-3 --set checkpoint.every=0 --set log.report=false --set dist.timeout=120 --steps 3)
+        --set optim.lr=1e-3 --set checkpoint.every=0 --set log.report=false --set dist.timeout=120
+        --steps "${TREX_DIST_STEPS:-3}" "${shared[@]}")
 "$trex" train "${common[@]}" --set data.grad_accum="$accum" --out "$work/single" > "$work/single.log" 2>&1 ||
   { cat "$work/single.log"; exit 1; }
 mpirun -n "$ranks" --oversubscribe --bind-to none "$trex" train "${common[@]}" "$@" --out "$work/dist" \
