@@ -69,8 +69,6 @@ void indexer_scores_backward(T* dqI, T* dKI, T* dw, const T* dscores, const T* q
     }
 }
 
-// sel [N,k]: the min(k, visible) visible columns with the largest score (ties: lower index first), sorted
-// ascending, padded with −1; dense: all visible columns (k ≥ visible required). nsel [N].
 namespace {
 
 // The release's selection for one query: torch.topk over its row of `row` entries, entries ≥ vis at −inf.
@@ -90,6 +88,9 @@ std::vector<int32_t> torch_choice(const T* scores, int64_t vis, int64_t row, int
 
 }  // namespace
 
+// sel [N,k]: the min(k, visible) visible columns with the largest score (ties: lower index first; with torch_rows
+// torch.topk's choice, torch_choice), sorted ascending, padded with −1; dense: all visible columns (k ≥ visible
+// required). nsel [N].
 template <typename T>
 void indexer_topk(int32_t* sel, int32_t* nsel, const T* scores, const int32_t* pos, int64_t N, int m, int k, int64_t ld,
                   bool dense, const int32_t* torch_rows) {
