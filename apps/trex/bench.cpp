@@ -76,6 +76,10 @@ void register_bench(CLI::App& app) {
         ->capture_default_str();
     step->add_flag("--profile", args->opt.profile, "time one more step section by section");
     step->add_flag("--optimizer", args->opt.optimizer, "include the optimizer update (Muon + AdamW) in each step");
+    step->add_option("--precision", args->opt.precision,
+                     "fp32, or bf16 (bf16 GEMMs with fp32 master weights; also times the fp32 step, MFU against the "
+                     "bf16 peak, the peer under autocast bf16)")
+        ->capture_default_str();
     step->add_flag("--json", args->json, "print one JSON object");
     step->callback([args]() {
         model_config cfg;

@@ -14,6 +14,9 @@ intra-op threads (1 inter-op thread) and reports the faster.
 check_hf.py; its default experts implementation, falling back to the expert loop). HF has no MTP, balance or indexer
 loss, so that step is forward + LM loss + backward; the C++ side runs the same reduced step for the comparison.
 Rows must be single documents (HF has no packed-document masking).
+
+--precision bf16 runs the forward (and its losses) under torch.autocast("cpu", dtype=torch.bfloat16): matmuls and
+linears in bf16 with fp32 weights, PyTorch's mixed precision on CPU; the backward follows autocast's casts.
 """
 from __future__ import annotations
 
@@ -36,6 +39,8 @@ def main():
     ap.add_argument("--optimizer", action="store_true",
                     help="include the optimizer update: Muon (hybrid Newton-Schulz, Nesterov, RMS 0.18) for matrices, "
                          "torch.optim.AdamW for the rest, grouped as spec §3.3 / the C++ optimizer")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="bf16: the forward under torch.autocast (bf16 matmuls, fp32 weights)")
     ap.add_argument("--impl", default="reference", choices=["reference", "compile", "hf"],
                     help="reference: tests/reference/dsv4_ref.py (the full step), eager; compile: the same step with "
                          "the forward under torch.compile; hf: transformers (LM loss only)")
@@ -99,10 +104,14 @@ def main():
     if args.impl == "compile":  # what a PyTorch user would try first: compile the forward (graph breaks allowed)
         forward = torch.compile(R.forward)
 
+    def autocast():
+        return torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "bf16")
+
     def step():
         for p in params:
             p.grad = None
-        out = forward(P, cfg, batch, mode=mode, lambda_mtp=lm, alpha_bal=ab, lambda_idx=li, layout=layout)
+        with autocast():
+            out = forward(P, cfg, batch, mode=mode, lambda_mtp=lm, alpha_bal=ab, lambda_idx=li, layout=layout)
         out["losses"]["total"].backward()
         if opt_step is not None:
             opt_step()
@@ -123,7 +132,8 @@ def main():
         def hf_step():
             for p in hf_params:
                 p.grad = None
-            out = model(input_ids=ids, labels=hf_labels)
+            with autocast():
+                out = model(input_ids=ids, labels=hf_labels)
             out.loss.backward()
             return float(out.loss.detach())
 
@@ -150,7 +160,8 @@ def main():
             best = (med, th, loss)
     med, th, loss = best
     print(json.dumps({"tokens_per_s": B * S / med, "step_seconds_median": med, "threads": th,
-                      "torch_version": torch.__version__, "loss": loss, "impl": args.impl}))
+                      "torch_version": torch.__version__, "loss": loss, "impl": args.impl,
+                      "precision": args.precision}))
 
 
 if __name__ == "__main__":

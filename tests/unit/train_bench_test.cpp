@@ -12,6 +12,7 @@
 #include "support/test_support.hpp"
 #include "trex/bench/bench_step.hpp"
 #include "trex/kernels/cpu/peak.hpp"
+#include "trex/kernels/precision.hpp"
 #include "trex/model/config.hpp"
 #include "trex/model/params.hpp"
 
@@ -184,6 +185,45 @@ TEST(BenchStep, BadOptionsAreOneLineErrorsBeforeAnyWork) {
     o = small_options();
     o.batch = 0;
     EXPECT_NE(trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); }).find("must be positive"),
+              std::string::npos);
+}
+
+TEST(BenchStep, Bf16TimesTheFp32StepTooAndMeasuresMfuAgainstTheBf16Peak) {
+    const trex::model_config cfg = trex::load_config(trex::test::source_path("configs/v4-micro.json"));
+    trex::bench::bench_step_options o = small_options();
+    o.precision = "bf16";
+    if (!trex::cpu_has_bf16()) {
+        const std::string msg = trex::test::error_of([&] { trex::bench::run_bench_step(cfg, "v4-micro", o); });
+        EXPECT_NE(msg.find("bench step --precision bf16: this CPU has no AVX512_BF16"), std::string::npos) << msg;
+        GTEST_SKIP() << "this CPU has no AVX512_BF16";
+    }
+    // the stand-in peer checks that it was asked for autocast bf16
+    o.peer_script = write_peer("peer_bf16.py", R"(import json, sys
+assert sys.argv[sys.argv.index("--precision") + 1] == "bf16", sys.argv
+print(json.dumps({"tokens_per_s": 50.0, "step_seconds_median": 0.64, "threads": 1, "loss": 8.5,
+                  "torch_version": "stand-in"}))
+)");
+    o.profile = true;
+    const trex::bench::bench_step_result r = trex::bench::run_bench_step(cfg, "v4-micro", o);
+    EXPECT_EQ(r.precision, "bf16");
+    EXPECT_EQ(r.peak_isa, "avx512_bf16");
+    EXPECT_GE(r.peak_gflops, 0.95 * r.bf16_matmul_gflops);
+    EXPECT_GT(r.fp32_tokens_per_s, 0.0);
+    EXPECT_DOUBLE_EQ(r.ratio_vs_fp32, r.tokens_per_s / r.fp32_tokens_per_s);
+    // the same model and batch: bf16 products move the loss a little, not a lot, and not to exactly fp32's
+    EXPECT_NEAR(r.loss, r.fp32_loss, 1e-2 * r.fp32_loss);
+    EXPECT_NE(r.loss, r.fp32_loss);
+    EXPECT_LE(r.mfu, 1.0);
+    EXPECT_NEAR(r.mfu, r.gflops / r.peak_gflops, 1e-12);
+    const nlohmann::json j = trex::bench::bench_step_json(r);
+    for (const char* key : {"tokens_per_s", "mfu", "peak_gflops", "peak_isa", "ratio_vs_peer", "ratio_vs_peer_after",
+                            "precision", "ratio_vs_fp32", "fp32_tokens_per_s", "bf16_matmul_gflops"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_NE(trex::bench::format_bench_step(r).find("oneDNN bf16 matmul calls"), std::string::npos);
+    o.precision = "fp16";
+    EXPECT_NE(trex::test::error_of([&] {
+                  trex::bench::run_bench_step(cfg, "v4-micro", o);
+              }).find("bench step --precision: precision must be 'fp32' or 'bf16', got 'fp16'"),
               std::string::npos);
 }
 

@@ -17,6 +17,7 @@
 #include "trex/io/safetensors.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
 #include "trex/kernels/cpu/peak.hpp"
+#include "trex/kernels/precision.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/model.hpp"
 #include "trex/optim/optimizer.hpp"
@@ -60,6 +61,8 @@ void check_options(const bench_step_options& opt) {
     const std::string& t = opt.peer_threads;
     const bool number = !t.empty() && t.size() <= 4 && std::all_of(t.begin(), t.end(), ::isdigit) && std::stoi(t) > 0;
     TREX_CHECK(t == "auto" || number, "bench step: --peer-threads must be 'auto' or a positive integer, got '{}'", t);
+    if (parse_matmul_precision(opt.precision, "bench step --precision") == matmul_precision::bf16)
+        require_bf16("bench step --precision bf16");
 }
 
 // The step being timed: the model as initialised, one synthetic batch, the step's options and (optionally) the
@@ -70,8 +73,9 @@ struct timed_step {
     step_options so;
     batch_view view;
     std::unique_ptr<optimizer> optim;
-    std::vector<double> times, opt_times;  // of the last time() call, sorted
-    double loss = 0;                       // of the last step run
+    matmul_precision precision = matmul_precision::fp32;  // of the model's GEMMs (the optimizer's stay fp32)
+    std::vector<double> times, opt_times;                 // of the last time() call, sorted
+    double loss = 0;                                      // of the last step run
 
     timed_step(const model_config& cfg, const bench_step_options& opt, bool lm_only)
         : model(cfg), batch(make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1)) {
@@ -97,7 +101,7 @@ struct timed_step {
         for (int i = 0; i < warmup + steps; i++) {
             const double t0 = now_seconds();
             model.params().zero_grads();
-            step_result sr = model.step(view, so);
+            step_result sr = run_step();
             double t_opt = 0;
             if (optim) {
                 const double t1 = now_seconds();
@@ -117,13 +121,19 @@ struct timed_step {
 
     double median() const { return times[times.size() / 2]; }
 
+    // forward + backward in the step's precision
+    step_result run_step() {
+        const scoped_matmul_precision scope(precision);
+        return model.step(view, so);
+    }
+
     // One more step with the per-phase profile and the GEMM counters on.
     void profile(bench_step_result& r) {
         so.profile = true;
         const double t0 = now_seconds();
         model.params().zero_grads();
         cpu::gemm_stats_begin();
-        step_result sr = model.step(view, so);
+        step_result sr = run_step();
         r.gemm = cpu::gemm_stats_end();
         r.profile_step_seconds = now_seconds() - t0;
         r.profile = sr.profile.seconds;
@@ -170,14 +180,20 @@ void measure_rates(const model_config& cfg, const bench_step_options& opt, bool 
     if (r.gemm.calls > 0)
         r.gemm_flops_vs_model =
             (r.gemm.flops + r.gemm.nested_flops) / ((fb.total - fb.attention) * (double)r.tokens_per_step);
-    const peak_measurement fma_after = measure_fma_peak();
+    const bool bf16 = r.precision == "bf16";
+    const peak_measurement fma_after = bf16 ? measure_bf16_peak() : measure_fma_peak();
     r.peak_gflops = std::max(fma_before.gflops, fma_after.gflops);
     r.peak_gflops_low = std::min(fma_before.gflops, fma_after.gflops);
     r.peak_isa = fma_after.isa;
     r.sgemm_gflops = measure_sgemm_peak().gflops;
     peak_measurement peak = fma_after;
     peak.gflops = r.peak_gflops;
-    check_peak_against_gemm(peak, r.sgemm_gflops, "oneDNN sgemm 2048^3");
+    if (bf16) {
+        r.bf16_matmul_gflops = measure_gemm_peak(matmul_precision::bf16).gflops;
+        check_peak_against_gemm(peak, r.bf16_matmul_gflops, "oneDNN bf16 matmul 2048^3");
+    } else {
+        check_peak_against_gemm(peak, r.sgemm_gflops, "oneDNN sgemm 2048^3");
+    }
     if (r.gemm.seconds > 0) check_peak_against_gemm(peak, r.gemm.flops / r.gemm.seconds / 1e9, "the step's GEMMs");
     r.peak_gflops = peak.gflops;  // (measured again when the first two were below the GEMMs: a busy machine)
     r.mfu = r.peak_gflops > 0 ? r.gflops / r.peak_gflops : 0.0;
@@ -188,9 +204,10 @@ void measure_rates(const model_config& cfg, const bench_step_options& opt, bool 
 void run_peer(const peer_files& peer, const bench_step_options& opt, bench_step_result& r) {
     // The peer may use OpenBLAS: the machine's OPENBLAS_* overrides are unset for this one command only.
     const std::string cmd = fmt::format(
-        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} --threads {} --impl {}{}",
+        "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE '{}' '{}' '{}' --steps {} --warmup {} --threads {} --impl {} "
+        "--precision {}{}",
         peer.python, peer.script, peer.input, opt.steps, std::max(opt.warmup, 1), opt.peer_threads, opt.peer_impl,
-        opt.optimizer ? " --optimizer" : "");
+        opt.precision, opt.optimizer ? " --optimizer" : "");
     const peer_output p = run_peer_command(cmd, peer.input + ".stderr", 600);
     TREX_CHECK(p.status == 0, "bench step --peer: the PyTorch peer failed (exit status {}): {}", p.status, p.err);
     const std::string& out = p.out;
@@ -223,6 +240,18 @@ void time_again_after_peer(timed_step& ts, const bench_step_options& opt, bench_
     if (r.gemm.seconds > 0) r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds;
 }
 
+// --precision bf16: the same step in fp32, timed in the same run after the bf16 one (the same warm-up and steps)
+void time_fp32(timed_step& ts, const bench_step_options& opt, bench_step_result& r) {
+    const double bf16_loss = ts.loss;
+    ts.precision = matmul_precision::fp32;
+    ts.time(opt.warmup, opt.steps);
+    r.fp32_tokens_per_s = (double)r.tokens_per_step / ts.median();
+    r.fp32_loss = ts.loss;
+    r.ratio_vs_fp32 = r.tokens_per_s / r.fp32_tokens_per_s;
+    ts.loss = bf16_loss;
+    ts.precision = matmul_precision::bf16;
+}
+
 }  // namespace
 
 bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
@@ -239,6 +268,8 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
 
     const bool lm_only = opt.peer && opt.peer_impl == "hf";
     timed_step ts(cfg, opt, lm_only);
+    r.precision = opt.precision;
+    ts.precision = parse_matmul_precision(opt.precision, "bench step --precision");
     r.step_kind = lm_only ? "lm-only" : "full";
 
     // The peer gets the model as initialised (before any of our timed updates) and the same batch.
@@ -257,7 +288,8 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.with_optimizer = opt.optimizer;
     // The FMA peak is measured before and after the timed steps and the higher kept: on a shared machine a busy
     // neighbour can only lower a measurement, and a low denominator would inflate the MFU we print.
-    const peak_measurement fma_before = measure_fma_peak();
+    const peak_measurement fma_before =
+        ts.precision == matmul_precision::bf16 ? measure_bf16_peak() : measure_fma_peak();
     ts.time(opt.warmup, opt.steps);
     r.loss = ts.loss;
     r.activation_bytes = (double)ts.model.activation_bytes();
@@ -271,6 +303,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.step_seconds_min = ts.times.front();
     r.tokens_per_s = (double)r.tokens_per_step / r.step_seconds;
     measure_rates(cfg, opt, lm_only, fma_before, r);
+    if (ts.precision == matmul_precision::bf16) time_fp32(ts, opt, r);
 
     if (opt.peer) {
         run_peer(peer, opt, r);
@@ -296,9 +329,15 @@ std::string format_bench_step(const bench_step_result& r) {
     s += fmt::format("  model FLOPs     {:.4g} per token (forward + backward)\n", r.flops_per_token);
     s += fmt::format("                  {}\n", r.flops_formula);
     s += fmt::format("  achieved        {:.1f} GFLOP/s\n", r.gflops);
-    s +=
-        fmt::format("  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
-                    r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
+    if (r.precision == "bf16")
+        s += fmt::format(
+            "  peak (measured) {:.1f} GFLOP/s bf16 dot products ({}, {} threads); oneDNN bf16 matmul 2048^3: {:.1f} "
+            "GFLOP/s, sgemm {:.1f}\n",
+            r.peak_gflops, r.peak_isa, r.threads, r.bf16_matmul_gflops, r.sgemm_gflops);
+    else
+        s += fmt::format(
+            "  peak (measured) {:.1f} GFLOP/s fp32 FMA ({}, {} threads); oneDNN sgemm 2048^3: {:.1f} GFLOP/s\n",
+            r.peak_gflops, r.peak_isa, r.threads, r.sgemm_gflops);
     if (r.peak_gflops_low < 0.85 * r.peak_gflops)
         s += fmt::format(
             "  note            the two peak measurements (before/after the timed steps) differ: {:.1f} vs "
@@ -309,7 +348,13 @@ std::string format_bench_step(const bench_step_result& r) {
             "  note            seq {} exceeds the config's max_position_embeddings {}: positions past it are "
             "outside the model's RoPE range (the timing is valid, the model is not meant for it)\n",
             r.seq, r.max_position_embeddings);
-    s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured FMA peak\n", 100.0 * r.mfu);
+    s += fmt::format("  MFU             {:.1f}%  = FLOPs/token x tokens/s / measured {} peak\n", 100.0 * r.mfu,
+                     r.precision == "bf16" ? "bf16" : "FMA");
+    if (r.precision == "bf16")
+        s += fmt::format(
+            "  precision       bf16 GEMMs (fp32 master weights, gradients, optimizer, everything else): {:.2f}x the "
+            "fp32 step's {:.1f} tokens/s timed in the same run; fp32 loss {:.6f} (bf16 {:.6f})\n",
+            r.ratio_vs_fp32, r.fp32_tokens_per_s, r.fp32_loss, r.loss);
     constexpr double MiB = 1024.0 * 1024.0;
     s += fmt::format(
         "  memory          {}, backward temporaries {:.1f} MiB, weights + grads {:.1f} MiB{}; peak resident {:.1f} "
@@ -344,11 +389,12 @@ std::string format_bench_step(const bench_step_result& r) {
         if (r.gemm.seconds > 0) {
             const double rate = r.gemm.flops / r.gemm.seconds / 1e9;
             s += fmt::format(
-                "  GEMMs           {} oneDNN sgemm calls: {:.2f} ms = {:.1f}% of the profiled step, {:.2f} GFLOP at "
-                "{:.1f} GFLOP/s ({:.0f}% of the FMA peak); everything else {:.2f} ms{}; executed GEMM FLOPs = "
+                "  GEMMs           {} oneDNN {} calls: {:.2f} ms = {:.1f}% of the profiled step, {:.2f} GFLOP at "
+                "{:.1f} GFLOP/s ({:.0f}% of the {} peak); everything else {:.2f} ms{}; executed GEMM FLOPs = "
                 "{:.3f} x the model's matrix FLOPs (all but the attention core)\n",
-                r.gemm.calls, 1e3 * r.gemm.seconds, 100.0 * r.gemm.seconds / r.profile_step_seconds, r.gemm.flops / 1e9,
-                rate, 100.0 * rate / r.peak_gflops, 1e3 * (r.profile_step_seconds - r.gemm.seconds),
+                r.gemm.calls, r.precision == "bf16" ? "bf16 matmul" : "sgemm", 1e3 * r.gemm.seconds,
+                100.0 * r.gemm.seconds / r.profile_step_seconds, r.gemm.flops / 1e9, rate, 100.0 * rate / r.peak_gflops,
+                r.precision == "bf16" ? "bf16" : "FMA", 1e3 * (r.profile_step_seconds - r.gemm.seconds),
                 r.gemm.nested_calls > 0
                     ? fmt::format(" (it includes {} one-thread GEMMs of {:.2f} GFLOP inside parallel regions)",
                                   r.gemm.nested_calls, r.gemm.nested_flops / 1e9)
@@ -360,8 +406,10 @@ std::string format_bench_step(const bench_step_result& r) {
         s += fmt::format(
             "  peer            {} on PyTorch {} {} (threads {}): {:.1f} tokens/s, step {:.4f} s, loss {:.6f}\n",
             r.peer_impl == "hf" ? "HF transformers DeepseekV4ForCausalLM" : "tests/reference/dsv4_ref.py",
-            r.peer_version, r.peer_impl == "compile" ? "torch.compile (forward)" : "eager", r.peer_threads,
-            r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
+            r.peer_version,
+            std::string(r.peer_impl == "compile" ? "torch.compile (forward)" : "eager") +
+                (r.precision == "bf16" ? ", autocast bf16" : ""),
+            r.peer_threads, r.peer_tokens_per_s, r.peer_step_seconds, r.peer_loss);
         s += fmt::format(
             "  ratio           {:.2f}x the peer's tokens/s (OPENBLAS_* unset for the peer command); {:.2f}x with our "
             "step timed again after the peer ({:.1f} tokens/s)\n",
@@ -375,8 +423,8 @@ std::string format_bench_step(const bench_step_result& r) {
                 100.0 * spread);
         s += fmt::format(
             "  peer MFU        {:.1f}% (same FLOPs/token and peak): a ratio above {:.2f}x would need more "
-            "than 100% of the measured fp32 FMA peak\n",
-            100.0 * r.peer_mfu, r.ratio_at_peak);
+            "than 100% of the measured {} peak\n",
+            100.0 * r.peer_mfu, r.ratio_at_peak, r.precision == "bf16" ? "bf16" : "fp32 FMA");
         if (r.ratio_ceiling_at_gemm_rate > 0)
             s += fmt::format(
                 "  GEMM ceiling    with everything but the GEMMs at zero time the ratio would be {:.2f}x (this "
@@ -411,6 +459,13 @@ nlohmann::json bench_step_json(const bench_step_result& r) {
     j["peak_gflops_low"] = r.peak_gflops_low;
     j["peak_isa"] = r.peak_isa;
     j["sgemm_gflops"] = r.sgemm_gflops;
+    j["precision"] = r.precision;
+    if (r.precision == "bf16") {
+        j["bf16_matmul_gflops"] = r.bf16_matmul_gflops;
+        j["fp32_tokens_per_s"] = r.fp32_tokens_per_s;
+        j["fp32_loss"] = r.fp32_loss;
+        j["ratio_vs_fp32"] = r.ratio_vs_fp32;
+    }
     j["mfu"] = r.mfu;
     j["loss"] = r.loss;
     j["with_optimizer"] = r.with_optimizer;

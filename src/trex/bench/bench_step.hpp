@@ -31,6 +31,10 @@ struct bench_step_options {
     std::string peer_impl = "reference";
     bool profile = false;    // one extra (untimed) step with per-section wall times
     bool optimizer = false;  // include the optimizer update (Muon + AdamW, spec §3) in every timed step
+    // "fp32" or "bf16": the precision of the model's GEMMs (kernels/precision.hpp; the optimizer stays fp32). bf16
+    // also times the fp32 step in the same run (ratio_vs_fp32), measures MFU against the bf16 peak and runs the peer
+    // under torch.autocast bf16.
+    std::string precision = "fp32";
 };
 
 struct bench_step_result {
@@ -49,8 +53,13 @@ struct bench_step_result {
     double peak_gflops_low = 0;  // the lower of the two (a large gap means the machine was busy during one)
     std::string peak_isa;
     double sgemm_gflops = 0;  // measured oneDNN sgemm rate (practical ceiling)
-    double mfu = 0;           // gflops / peak_gflops
-    double loss = 0;          // the step's total loss (sanity: the peer computes the same)
+    // --precision bf16: the peak above is the bf16 dot-product peak; oneDNN's bf16 matmul rate on the same problem;
+    // the fp32 step of the same model and batch timed in the same run (median), its loss, and bf16 / fp32 tokens/s
+    std::string precision = "fp32";
+    double bf16_matmul_gflops = 0;
+    double fp32_tokens_per_s = 0, fp32_loss = 0, ratio_vs_fp32 = 0;
+    double mfu = 0;   // gflops / peak_gflops
+    double loss = 0;  // the step's total loss (sanity: the peer computes the same)
     // memory after the timed steps (bytes): dsv4_model::activation_bytes / workspace_bytes, the parameter arenas
     // (weights + grads), Muon/AdamW state (m, v) with --optimizer, and the process's peak resident set
     bool recompute = false;

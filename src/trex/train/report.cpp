@@ -38,7 +38,8 @@ struct run_totals {
 };
 
 // The report's two-column summary: losses of the first and last logged steps, throughput, MFU, memory, anomalies.
-table summary_table(const std::vector<nlohmann::json>& rows, const run_totals& t, double peak_gflops) {
+table summary_table(const std::vector<nlohmann::json>& rows, const run_totals& t, double peak_gflops,
+                    const std::string& peak_name) {
     const size_t n = rows.size();
     const auto& last = n ? rows.back() : nlohmann::json::object();
     const auto& first = n ? rows.front() : nlohmann::json::object();
@@ -53,8 +54,8 @@ table summary_table(const std::vector<nlohmann::json>& rows, const run_totals& t
     summary.add_row({"tokens seen", fmt::format("{}", last.value("tokens", 0))});
     summary.add_row({"mean tokens/s", fmt::format("{:.1f}", n ? t.tps_sum / n : 0.0)});
     if (t.mfu_n > 0)
-        summary.add_row({"mean MFU", fmt::format("{:.1f}% of {:.1f} GFLOP/s (measured fp32 FMA peak; {} of {} steps)",
-                                                 100 * t.mfu_sum / t.mfu_n, peak_gflops, t.mfu_n, n)});
+        summary.add_row({"mean MFU", fmt::format("{:.1f}% of {:.1f} GFLOP/s (measured {} peak; {} of {} steps)",
+                                                 100 * t.mfu_sum / t.mfu_n, peak_gflops, peak_name, t.mfu_n, n)});
     else
         summary.add_row(
             {"mean MFU", "not reported (the peak could not be validated on this machine: see the run's log)"});
@@ -167,7 +168,7 @@ std::string svg_heat_map(const std::string& title, const std::vector<std::vector
 }
 
 std::string write_run_report(const std::string& out_dir, const std::string& name, const std::string& flops_formula,
-                             double peak_gflops) {
+                             double peak_gflops, const std::string& peak_name) {
     std::vector<nlohmann::json> rows;
     {
         std::istringstream in(read_file((fs::path(out_dir) / "metrics.jsonl").string()));
@@ -214,7 +215,7 @@ std::string write_run_report(const std::string& out_dir, const std::string& name
     write_file_atomic((d / "grad_norm.svg").string(), gn_svg);
     if (!heat_svg.empty()) write_file_atomic((d / "expert_load.svg").string(), heat_svg);
 
-    const table summary = summary_table(rows, t, peak_gflops);
+    const table summary = summary_table(rows, t, peak_gflops, peak_name);
     std::string md;
     md += fmt::format("# Run report: {}\n\n", name);
     md += summary.markdown() + "\n";

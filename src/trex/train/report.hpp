@@ -7,9 +7,9 @@
 
 namespace trex {
 
-// Returns the path of report.md.
+// Returns the path of report.md. peak_name: what MFU was measured against ("fp32 FMA", "bf16 dot-product").
 std::string write_run_report(const std::string& out_dir, const std::string& name, const std::string& flops_formula,
-                             double peak_gflops);
+                             double peak_gflops, const std::string& peak_name = "fp32 FMA");
 
 // A line chart as a standalone SVG: one polyline per series over a shared x axis.
 struct svg_series {

@@ -21,7 +21,7 @@ namespace {
 const std::map<std::string, std::set<std::string>>& known_keys() {
     static const std::map<std::string, std::set<std::string>> k = {
         {"run", {"name", "out_dir", "mode", "seed", "steps", "resume"}},
-        {"model", {"config", "init_from", "init_std", "recompute", "qat", "indexer_ties"}},
+        {"model", {"config", "init_from", "init_std", "recompute", "qat", "indexer_ties", "precision"}},
         {"data", {"batch", "seq", "grad_accum", "pad_id", "sources", "tokenizer", "train_on", "chat_thinking"}},
         {"optim",
          {"kind", "lr", "min_lr", "warmup", "decay_start", "total", "weight_decay", "clip_grad_norm", "beta1", "beta2",
@@ -179,6 +179,7 @@ void check_ranges(const train_config& c, const std::string& source) {
     r.one_of("run.mode", c.mode, {"cpt", "sft"});
     r.one_of("model.qat", c.qat, {"auto", "none", "release"});
     r.one_of("model.indexer_ties", c.indexer_ties, {"auto", "stable", "torch"});
+    r.one_of("model.precision", c.precision, {"fp32", "bf16"});
     r.positive("run.steps", c.steps);
     r.require(c.steps <= max_steps, "run.steps", c.steps, "too large (at most 2^40)");
     r.finite_positive("model.init_std", c.init_std);
@@ -280,6 +281,7 @@ train_config load_train_config(const std::string& path, const std::vector<std::s
     r.get("model", "recompute", c.recompute);
     r.get("model", "qat", c.qat);
     r.get("model", "indexer_ties", c.indexer_ties);
+    r.get("model", "precision", c.precision);
     r.get("data", "batch", c.batch);
     r.get("data", "seq", c.seq);
     r.get("data", "grad_accum", c.grad_accum);
@@ -372,6 +374,7 @@ std::vector<std::pair<std::string, std::string>> config_entries(const train_conf
     add("model.recompute", c.recompute);
     add("model.qat", c.qat);
     add("model.indexer_ties", c.indexer_ties);
+    add("model.precision", c.precision);
     add("data.batch", c.batch);
     add("data.seq", c.seq);
     add("data.grad_accum", c.grad_accum);

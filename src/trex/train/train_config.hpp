@@ -39,6 +39,9 @@ struct train_config {
     // checkpoint (init_from's config.json has quantization_config) takes the release's; else overrides the config.
     std::string qat = "auto";           // auto | none | release
     std::string indexer_ties = "auto";  // auto | stable | torch
+    // the precision of the model's GEMMs in forward and backward (kernels/precision.hpp): fp32, or bf16 (AVX512_BF16;
+    // master weights, gradients, optimizer state and reductions stay fp32)
+    std::string precision = "fp32";  // fp32 | bf16
     // [data]
     int64_t batch = 8, seq = 256, grad_accum = 1;
     int32_t pad_id = 1;

@@ -25,6 +25,7 @@
 #include "trex/io/checkpoint.hpp"
 #include "trex/io/hf_checkpoint.hpp"
 #include "trex/kernels/cpu/peak.hpp"
+#include "trex/kernels/precision.hpp"
 #include "trex/model/counts.hpp"
 #include "trex/model/embedded_config.hpp"
 #include "trex/model/model.hpp"
@@ -222,6 +223,8 @@ class training_run {
     const train_config& cfg_;
     parallel::communicator& world_;
     const bool root_;
+    // the GEMMs' precision in forward and backward (model.precision); checked before anything is written
+    const matmul_precision precision_;
     const model_config mc_;
     parallel::dist_context dc_;
     const bool pipelined_;
@@ -263,10 +266,27 @@ class training_run {
     std::vector<train_batch> pipe_batches_;  // this DP rank's micro-batches of the step (pipelined)
 };
 
+namespace {
+
+// model.precision, refused (one line, before the run directory exists) on a CPU without bf16 instructions
+matmul_precision run_precision(const train_config& cfg) {
+    const matmul_precision p = parse_matmul_precision(cfg.precision, "model.precision");
+    if (p == matmul_precision::bf16) require_bf16("train: model.precision = \"bf16\"");
+    return p;
+}
+
+// The denominator of MFU for the run's precision: the fp32 FMA peak or the bf16 dot-product peak.
+peak_measurement measure_peak(matmul_precision p, double seconds) {
+    return p == matmul_precision::bf16 ? measure_bf16_peak(seconds) : measure_fma_peak(seconds);
+}
+
+}  // namespace
+
 training_run::training_run(const train_config& cfg, parallel::communicator& world, model_config mc)
     : cfg_(cfg),
       world_(world),
       root_(world.rank() == 0),
+      precision_(run_precision(cfg)),
       mc_(std::move(mc)),
       dc_(world, {cfg.tp, cfg.pp, cfg.ep}, mc_),
       pipelined_(dc_.mesh.pp > 1),
@@ -437,15 +457,15 @@ void training_run::announce() {
     flops_dense_ = training_flops_per_token(mc_, fo).total;
     // Measured once before the first step and once after it (outside the step's timing); the higher is kept: on a
     // shared machine a busy neighbour can only lower a measurement, and a low peak would inflate every MFU logged.
-    peak_ = root_ ? measure_fma_peak(0.2) : peak_measurement{};
+    peak_ = root_ ? measure_peak(precision_, 0.2) : peak_measurement{};
     if (root_) {
         fmt::print(stderr, "train: {} | {} | {} steps x {} micro-batches x {}x{} tokens | {} rank(s) x {} threads\n",
                    cfg_.name, cfg_.mode, cfg_.steps, micro_total_, cfg_.batch, cfg_.seq, world_.size(),
                    omp_get_max_threads());
         fmt::print(stderr, "train: data: {}\n", data_->source().describe());
-        fmt::print(stderr,
-                   "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured fp32 FMA peak, {}){}\n",
-                   fb_.total, peak_.gflops * world_.size(), peak_.isa,
+        fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured {} peak, {}){}\n",
+                   fb_.total, peak_.gflops * world_.size(),
+                   precision_ == matmul_precision::bf16 ? "bf16 dot-product" : "fp32 FMA", peak_.isa,
                    cfg_.indexer_dense_steps > 0 ? fmt::format("; {:.4g} FLOPs/token in the {} dense-CSA warm-up steps",
                                                               flops_dense_, cfg_.indexer_dense_steps)
                                                 : std::string());
@@ -482,7 +502,8 @@ train_summary training_run::run() {
     bar_->finish(fmt::format("loss {:.4f}", sum.last_loss));
     metrics_->close();
     if (cfg_.report) {
-        sum.report = write_run_report(cfg_.out_dir, cfg_.name, fb_.formula, peak_.gflops * world_.size());
+        sum.report = write_run_report(cfg_.out_dir, cfg_.name, fb_.formula, peak_.gflops * world_.size(),
+                                      precision_ == matmul_precision::bf16 ? "bf16 dot-product" : "fp32 FMA");
         fmt::print(stderr, "train: report {}\n", sum.report);
     }
     fmt::print(stderr, "train: checkpoint {}\n", last_ckpt_);
@@ -505,6 +526,7 @@ step_options training_run::options_for(int64_t step) const {
 // (the data cursor stays the same everywhere) and computes its own. Leaves the step's gradient sum in P.grads and the
 // losses and expert loads, reduced over the world, in rec.acc.
 void training_run::run_micro_batches(const step_options& so, step_record& rec) {
+    const scoped_matmul_precision scope(precision_);  // the optimizer's update (update()) runs after, in fp32
     P_.zero_grads();
     reducer_.begin_step();
     int64_t own = 0;
@@ -572,7 +594,7 @@ void training_run::update(step_record& rec) {
 
 // Rank 0, after the first step: the peak measured again (the higher kept) and checked against real GEMMs; the memory.
 void training_run::after_first_step() {
-    const peak_measurement again = measure_fma_peak(0.2);
+    const peak_measurement again = measure_peak(precision_, 0.2);
     if (again.gflops > 1.15 * peak_.gflops)
         fmt::print(stderr,
                    "train: peak re-measured after the first step: {:.1f} GFLOP/s (the first measurement, "
@@ -582,7 +604,8 @@ void training_run::after_first_step() {
     // the peak must cover what real GEMMs reach here (one process: ranks sharing cores would skew both)
     if (world_.size() == 1) {
         try {
-            check_peak_against_gemm(peak_, measure_sgemm_peak(1024, 3).gflops, "oneDNN sgemm");
+            check_peak_against_gemm(peak_, measure_gemm_peak(precision_, 1024, 3).gflops,
+                                    precision_ == matmul_precision::bf16 ? "oneDNN bf16 matmul" : "oneDNN sgemm");
         } catch (const error& e) {
             drop_mfu(e.what());
         }

@@ -14,6 +14,8 @@
 
 #include "trex/base/error.hpp"
 #include "trex/base/scratch.hpp"
+#include "trex/kernels/cpu/gemm_bf16.hpp"
+#include "trex/kernels/precision.hpp"
 
 namespace trex::cpu {
 
@@ -44,8 +46,11 @@ gemm_stats gemm_stats_end() {
 
 namespace {
 
+// The product in the current matmul precision: oneDNN sgemm, or the bf16 matmul (gemm_bf16.hpp).
 void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
            const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+    if (current_matmul_precision() == matmul_precision::bf16)
+        return gemm_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     dnnl_status_t st =
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     TREX_CHECK(st == dnnl_success, "oneDNN sgemm failed (status {}) for M={} N={} K={}", (int)st, M, N, K);
@@ -103,6 +108,7 @@ void syrk_lower(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, 
 
 void syrk(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float beta, float* C, int64_t ldc) {
     if (n == 0) return;
+    const scoped_matmul_precision fp32(matmul_precision::fp32);  // the optimizer's: always fp32
     syrk_lower(n, k, alpha, X, ldx, beta, C, ldc);
     for (int64_t i = 0; i < n; i++)
         for (int64_t j = i + 1; j < n; j++) C[i * ldc + j] = C[j * ldc + i];

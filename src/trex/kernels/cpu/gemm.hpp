@@ -1,5 +1,7 @@
-// Row-major single-precision GEMM on oneDNN (dnnl_sgemm): C = alpha·op(A)·op(B) + beta·C.
-// op(A) is [M,K], op(B) is [K,N], C is [M,N]; lda/ldb/ldc are row strides of the stored matrices.
+// Row-major GEMM on oneDNN: C = alpha·op(A)·op(B) + beta·C, C and the operands fp32; the products in the current
+// matmul precision (kernels/precision.hpp): fp32 (dnnl_sgemm) or bf16 (operands rounded to bf16, fp32 sums: oneDNN's
+// bf16 matmul, gemm_bf16.hpp). op(A) is [M,K], op(B) is [K,N], C is [M,N]; lda/ldb/ldc are row strides of the stored
+// matrices. The decoding kernel (linear_fwd_decode) computes in fp32 whatever the precision, up to decode_rows rows.
 // Determinism: bitwise reproducible for a fixed OpenMP thread count (oneDNN partitions the product, K included, by
 // the thread count, so a different count can change the last bits). A thread-count-independent tiling was measured
 // at ~25% lower throughput and is not used (tests/unit/kernels_cpu_determinism_test.cpp).

@@ -11,6 +11,7 @@
 #include "trex/base/error.hpp"
 #include "trex/base/timer.hpp"
 #include "trex/kernels/cpu/gemm.hpp"
+#include "trex/kernels/precision.hpp"
 
 namespace trex {
 
@@ -63,6 +64,56 @@ __attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
     float out[8];
     _mm256_storeu_ps(out, s);
     return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
+}
+
+// bf16 dot-product throughput: the same twelve register chains of vdpbf16ps, each instruction 16 lanes x 2 products
+// x 2 FLOPs = 64 FLOPs (the fp32 FMA's 32).
+__attribute__((target("avx512f,avx512bf16"))) float bf16_chains_avx512(int64_t iters) {
+    const __m512bh x = (__m512bh)_mm512_set1_epi16((short)0x3F80), y = (__m512bh)_mm512_set1_epi16((short)0x3380);
+    __m512 a0 = _mm512_set1_ps(1.000f), a1 = _mm512_set1_ps(1.001f), a2 = _mm512_set1_ps(1.002f);
+    __m512 a3 = _mm512_set1_ps(1.003f), a4 = _mm512_set1_ps(1.004f), a5 = _mm512_set1_ps(1.005f);
+    __m512 a6 = _mm512_set1_ps(1.006f), a7 = _mm512_set1_ps(1.007f), a8 = _mm512_set1_ps(1.008f);
+    __m512 a9 = _mm512_set1_ps(1.009f), a10 = _mm512_set1_ps(1.010f), a11 = _mm512_set1_ps(1.011f);
+    for (int64_t i = 0; i < iters; i++) {
+        a0 = _mm512_dpbf16_ps(a0, x, y), a1 = _mm512_dpbf16_ps(a1, x, y), a2 = _mm512_dpbf16_ps(a2, x, y);
+        a3 = _mm512_dpbf16_ps(a3, x, y), a4 = _mm512_dpbf16_ps(a4, x, y), a5 = _mm512_dpbf16_ps(a5, x, y);
+        a6 = _mm512_dpbf16_ps(a6, x, y), a7 = _mm512_dpbf16_ps(a7, x, y), a8 = _mm512_dpbf16_ps(a8, x, y);
+        a9 = _mm512_dpbf16_ps(a9, x, y), a10 = _mm512_dpbf16_ps(a10, x, y), a11 = _mm512_dpbf16_ps(a11, x, y);
+    }
+    const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                                   _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)),
+                                                 _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11))));
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, s);
+    float total = 0.0f;
+    for (float v : lanes) total += v;
+    return total;
+}
+
+// Best GFLOP/s of `kernel` (flops_per_iter FLOPs per iteration on one thread) run by every OpenMP thread at once,
+// its iteration count calibrated on one thread to take about seconds/4.
+double chains_gflops(float (*kernel)(int64_t), double flops_per_iter, double seconds) {
+    int64_t iters = 1 << 16;
+    volatile float sink = 0;
+    for (;;) {
+        double t0 = now_seconds();
+        sink = sink + kernel(iters);
+        if (now_seconds() - t0 > seconds / 4 || iters > (1ll << 32)) break;
+        iters *= 2;
+    }
+    const int threads = omp_get_max_threads();
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = now_seconds();
+#pragma omp parallel
+        {
+            float r = kernel(iters);
+            if (r == 12345.0f) sink = sink + r;
+        }
+        const double dt = now_seconds() - t0;
+        best = std::max(best, flops_per_iter * (double)iters * threads / dt / 1e9);
+    }
+    return best;
 }
 
 }  // namespace
@@ -125,35 +176,24 @@ peak_measurement measure_fma_peak(double seconds) {
         pm.isa = "scalar";
         return pm;
     }
-    // calibrate the iteration count on one thread, then run on all threads at once
-    int64_t iters = 1 << 16;
-    volatile float sink = 0;
-    for (;;) {
-        double t0 = now_seconds();
-        sink = sink + kernel(iters);
-        if (now_seconds() - t0 > seconds / 4 || iters > (1ll << 32)) break;
-        iters *= 2;
-    }
-    double best = 0;
-    for (int rep = 0; rep < 3; rep++) {
-        double t0 = now_seconds();
-#pragma omp parallel
-        {
-            float r = kernel(iters);
-            if (r == 12345.0f) sink = sink + r;
-        }
-        const double dt = now_seconds() - t0;
-        const double flops = 2.0 * lanes * chains * (double)iters * pm.threads;
-        best = std::max(best, flops / dt / 1e9);
-    }
-    pm.gflops = best;
+    pm.gflops = chains_gflops(kernel, 2.0 * lanes * chains, seconds);
     return pm;
 }
 
-peak_measurement measure_sgemm_peak(int n, int reps) {
+peak_measurement measure_bf16_peak(double seconds) {
+    require_bf16("the bf16 peak");
     peak_measurement pm;
     pm.threads = omp_get_max_threads();
-    pm.isa = "onednn-sgemm";
+    pm.isa = "avx512_bf16";
+    pm.gflops = chains_gflops(bf16_chains_avx512, 64.0 * chains, seconds);
+    return pm;
+}
+
+peak_measurement measure_gemm_peak(matmul_precision precision, int n, int reps) {
+    const scoped_matmul_precision scope(precision);
+    peak_measurement pm;
+    pm.threads = omp_get_max_threads();
+    pm.isa = precision == matmul_precision::bf16 ? "onednn-bf16-matmul" : "onednn-sgemm";
     std::vector<float> A((size_t)n * n, 0.5f), B((size_t)n * n, 0.25f), C((size_t)n * n);
     cpu::gemm(false, false, n, n, n, 1.0f, A.data(), n, B.data(), n, 0.0f, C.data(), n);  // warm-up
     double best = 0;
@@ -166,13 +206,18 @@ peak_measurement measure_sgemm_peak(int n, int reps) {
     return pm;
 }
 
+peak_measurement measure_sgemm_peak(int n, int reps) {
+    return measure_gemm_peak(matmul_precision::fp32, n, reps);
+}
+
 void check_peak_against_gemm(peak_measurement& peak, double achieved_gflops, const char* what) {
+    const bool bf16 = peak.isa == "avx512_bf16";
     for (int again = 0; again < 3 && achieved_gflops > 1.05 * peak.gflops; again++)
-        peak.gflops = std::max(peak.gflops, measure_fma_peak(0.2).gflops);
+        peak.gflops = std::max(peak.gflops, (bf16 ? measure_bf16_peak(0.2) : measure_fma_peak(0.2)).gflops);
     TREX_CHECK(achieved_gflops <= 1.05 * peak.gflops,
-               "the measured fp32 FMA peak ({:.1f} GFLOP/s, {}, {} threads) is below what {} reached ({:.1f} "
+               "the measured {} peak ({:.1f} GFLOP/s, {}, {} threads) is below what {} reached ({:.1f} "
                "GFLOP/s): the peak measurement is wrong, so no MFU can be computed from it",
-               peak.gflops, peak.isa, peak.threads, what, achieved_gflops);
+               bf16 ? "bf16 dot-product" : "fp32 FMA", peak.gflops, peak.isa, peak.threads, what, achieved_gflops);
 }
 
 void check_mfu(double mfu, const char* what) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "trex/base/error.hpp"
+#include "trex/kernels/precision.hpp"
 #include "trex/kernels/ref/ops.hpp"
 
 namespace trex {
@@ -22,14 +23,17 @@ void add_into(float* dst, const std::vector<float>& src) {
 
 // C [M,N] = alpha·op(A)·op(B) + beta·C, row-major with row strides lda/ldb/ldc; op(A) [M,K] is A [M,K] or, with
 // trans_a, Aᵀ of A [K,M] (likewise op(B) [K,N]); beta == 0: C is not read.
+// The operands are rounded to bf16 first when the matmul precision is bf16 (kernels/precision.hpp).
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+    const bool bf16 = current_matmul_precision() == matmul_precision::bf16;
+    const auto operand = [&](float v) { return (double)(bf16 ? round_to_bf16(v) : v); };
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
             double acc = 0;
             for (int64_t p = 0; p < K; p++) {
-                const double a = trans_a ? A[p * lda + i] : A[i * lda + p];
-                const double b = trans_b ? B[j * ldb + p] : B[p * ldb + j];
+                const double a = operand(trans_a ? A[p * lda + i] : A[i * lda + p]);
+                const double b = operand(trans_b ? B[j * ldb + p] : B[p * ldb + j]);
                 acc += a * b;
             }
             const double c = beta == 0.0f ? 0.0 : (double)beta * (double)C[i * ldc + j];
@@ -51,8 +55,19 @@ void syrk(int64_t n, int64_t k, float alpha, const float* X, int64_t ldx, float 
         for (int64_t j = i + 1; j < n; j++) C[i * ldc + j] = C[j * ldc + i];
 }
 
+// A GEMM operand as the current matmul precision reads it: p itself (fp32), or a copy rounded to bf16 in `keep`.
+const float* matmul_operand(const float* p, int64_t n, std::vector<float>& keep) {
+    if (current_matmul_precision() != matmul_precision::bf16) return p;
+    keep.resize((size_t)n);
+    for (int64_t i = 0; i < n; i++) keep[(size_t)i] = round_to_bf16(p[i]);
+    return keep.data();
+}
+
 // y[N,out] = x·Wᵀ (+ y when accumulate)
 void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
+    std::vector<float> xk, wk;
+    x = matmul_operand(x, N * in, xk);
+    W = matmul_operand(W, out * in, wk);
     if (!accumulate) return ref::linear_forward<float>(y, x, W, N, in, out);
     std::vector<float> t((size_t)(N * out));
     ref::linear_forward<float>(t.data(), x, W, N, in, out);
@@ -61,6 +76,9 @@ void linear_fwd(float* y, const float* x, const float* W, int64_t N, int64_t in,
 
 // dx[N,in] = dy·W (+ dx when accumulate)
 void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int64_t in, int64_t out, bool accumulate) {
+    std::vector<float> dyk, wk;
+    dy = matmul_operand(dy, N * out, dyk);
+    W = matmul_operand(W, out * in, wk);
     if (!accumulate) return ref::linear_backward<float>(dx, nullptr, dy, nullptr, W, N, in, out);
     std::vector<float> t((size_t)(N * in));
     ref::linear_backward<float>(t.data(), nullptr, dy, nullptr, W, N, in, out);
@@ -69,6 +87,9 @@ void linear_bwd_data(float* dx, const float* dy, const float* W, int64_t N, int6
 
 // dW[out,in] += dyᵀ·x
 void linear_bwd_weight(float* dW, const float* dy, const float* x, int64_t N, int64_t in, int64_t out) {
+    std::vector<float> dyk, xk;
+    dy = matmul_operand(dy, N * out, dyk);
+    x = matmul_operand(x, N * in, xk);
     ref::linear_backward<float>(nullptr, dW, dy, x, nullptr, N, in, out);
 }
 
