@@ -75,7 +75,9 @@ struct timed_step {
     std::unique_ptr<optimizer> optim;
     matmul_precision precision = matmul_precision::fp32;  // of the model's GEMMs (the optimizer's stay fp32)
     std::vector<double> times, opt_times;                 // of the last time() call, sorted
+    std::vector<double> fp32_times;                       // of its fp32 twin steps (a bf16 run), sorted
     double loss = 0;                                      // of the last step run
+    double fp32_loss = 0;                                 // of the last fp32 twin step
 
     timed_step(const model_config& cfg, const bench_step_options& opt, bool lm_only)
         : model(cfg), batch(make_synthetic_batch(opt.batch, opt.seq, cfg.vocab_size, opt.seed + 1)) {
@@ -94,38 +96,50 @@ struct timed_step {
 
     void add_optimizer() { optim = std::make_unique<optimizer>(model.params(), optim_config{}, model.kernels()); }
 
-    // Runs warmup + steps steps, timing the last `steps` (the whole step, and the optimizer's part of it).
-    void time(int warmup, int steps) {
+    // Runs warmup + steps steps, timing the last `steps` (the whole step, and the optimizer's part of it). With
+    // fp32_twin (a bf16 run), each step is followed by the same step in fp32, timed into fp32_times: the precisions
+    // alternate, so a machine whose speed drifts during the run slows both alike and their ratio stays fair.
+    void time(int warmup, int steps, bool fp32_twin = false) {
         times.clear();
         opt_times.clear();
+        fp32_times.clear();
         for (int i = 0; i < warmup + steps; i++) {
-            const double t0 = now_seconds();
-            model.params().zero_grads();
-            step_result sr = run_step();
             double t_opt = 0;
-            if (optim) {
-                const double t1 = now_seconds();
-                optim->step(1e-4);
-                t_opt = now_seconds() - t1;
-            }
-            const double dt = now_seconds() - t0;
+            const double dt = time_one(precision, t_opt, loss);
             if (i >= warmup) {
                 times.push_back(dt);
                 opt_times.push_back(t_opt);
             }
-            loss = sr.loss;
+            if (!fp32_twin) continue;
+            const double dt32 = time_one(matmul_precision::fp32, t_opt, fp32_loss);
+            if (i >= warmup) fp32_times.push_back(dt32);
         }
         std::sort(times.begin(), times.end());
         std::sort(opt_times.begin(), opt_times.end());
+        std::sort(fp32_times.begin(), fp32_times.end());
+    }
+
+    // One step (zeroed gradients, forward + backward in precision p, the optimizer when there is one): its seconds;
+    // the optimizer's part in t_opt, the loss in step_loss.
+    double time_one(matmul_precision p, double& t_opt, double& step_loss) {
+        const double t0 = now_seconds();
+        model.params().zero_grads();
+        step_result sr;
+        {
+            const scoped_matmul_precision scope(p);
+            sr = model.step(view, so);
+        }
+        t_opt = 0;
+        if (optim) {
+            const double t1 = now_seconds();
+            optim->step(1e-4);
+            t_opt = now_seconds() - t1;
+        }
+        step_loss = sr.loss;
+        return now_seconds() - t0;
     }
 
     double median() const { return times[times.size() / 2]; }
-
-    // forward + backward in the step's precision
-    step_result run_step() {
-        const scoped_matmul_precision scope(precision);
-        return model.step(view, so);
-    }
 
     // One more step with the per-phase profile and the GEMM counters on.
     void profile(bench_step_result& r) {
@@ -133,7 +147,11 @@ struct timed_step {
         const double t0 = now_seconds();
         model.params().zero_grads();
         cpu::gemm_stats_begin();
-        step_result sr = run_step();
+        step_result sr;
+        {
+            const scoped_matmul_precision scope(precision);
+            sr = model.step(view, so);
+        }
         r.gemm = cpu::gemm_stats_end();
         r.profile_step_seconds = now_seconds() - t0;
         r.profile = sr.profile.seconds;
@@ -240,18 +258,6 @@ void time_again_after_peer(timed_step& ts, const bench_step_options& opt, bench_
     if (r.gemm.seconds > 0) r.ratio_ceiling_at_gemm_rate = r.ratio_vs_peer * r.profile_step_seconds / r.gemm.seconds;
 }
 
-// --precision bf16: the same step in fp32, timed in the same run after the bf16 one (the same warm-up and steps)
-void time_fp32(timed_step& ts, const bench_step_options& opt, bench_step_result& r) {
-    const double bf16_loss = ts.loss;
-    ts.precision = matmul_precision::fp32;
-    ts.time(opt.warmup, opt.steps);
-    r.fp32_tokens_per_s = (double)r.tokens_per_step / ts.median();
-    r.fp32_loss = ts.loss;
-    r.ratio_vs_fp32 = r.tokens_per_s / r.fp32_tokens_per_s;
-    ts.loss = bf16_loss;
-    ts.precision = matmul_precision::bf16;
-}
-
 }  // namespace
 
 bench_step_result run_bench_step(const model_config& cfg, const std::string& config_name,
@@ -288,10 +294,14 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.with_optimizer = opt.optimizer;
     // The FMA peak is measured before and after the timed steps and the higher kept: on a shared machine a busy
     // neighbour can only lower a measurement, and a low denominator would inflate the MFU we print.
-    const peak_measurement fma_before =
-        ts.precision == matmul_precision::bf16 ? measure_bf16_peak() : measure_fma_peak();
-    ts.time(opt.warmup, opt.steps);
+    const bool bf16 = ts.precision == matmul_precision::bf16;
+    const peak_measurement fma_before = bf16 ? measure_bf16_peak() : measure_fma_peak();
+    ts.time(opt.warmup, opt.steps, bf16);
     r.loss = ts.loss;
+    if (bf16) {  // the fp32 step of the same model and batch, alternating with the bf16 one
+        r.fp32_tokens_per_s = (double)r.tokens_per_step / ts.fp32_times[ts.fp32_times.size() / 2];
+        r.fp32_loss = ts.fp32_loss;
+    }
     r.activation_bytes = (double)ts.model.activation_bytes();
     r.workspace_bytes = (double)ts.model.workspace_bytes();
     r.param_bytes = 2.0 * sizeof(float) * (double)ts.model.params().n_floats;  // weights + gradients
@@ -303,7 +313,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     r.step_seconds_min = ts.times.front();
     r.tokens_per_s = (double)r.tokens_per_step / r.step_seconds;
     measure_rates(cfg, opt, lm_only, fma_before, r);
-    if (ts.precision == matmul_precision::bf16) time_fp32(ts, opt, r);
+    if (bf16) r.ratio_vs_fp32 = r.tokens_per_s / r.fp32_tokens_per_s;
 
     if (opt.peer) {
         run_peer(peer, opt, r);

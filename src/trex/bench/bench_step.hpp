@@ -32,8 +32,8 @@ struct bench_step_options {
     bool profile = false;    // one extra (untimed) step with per-section wall times
     bool optimizer = false;  // include the optimizer update (Muon + AdamW, spec §3) in every timed step
     // "fp32" or "bf16": the precision of the model's GEMMs (kernels/precision.hpp; the optimizer stays fp32). bf16
-    // also times the fp32 step in the same run (ratio_vs_fp32), measures MFU against the bf16 peak and runs the peer
-    // under torch.autocast bf16.
+    // also times the fp32 step in the same run, each bf16 step followed by an fp32 one (ratio_vs_fp32), measures MFU
+    // against the bf16 peak and runs the peer under torch.autocast bf16.
     std::string precision = "fp32";
 };
 
@@ -54,7 +54,8 @@ struct bench_step_result {
     std::string peak_isa;
     double sgemm_gflops = 0;  // measured oneDNN sgemm rate (practical ceiling)
     // --precision bf16: the peak above is the bf16 dot-product peak; oneDNN's bf16 matmul rate on the same problem;
-    // the fp32 step of the same model and batch timed in the same run (median), its loss, and bf16 / fp32 tokens/s
+    // the fp32 step of the same model and batch, alternating with the bf16 one (median), its loss, and bf16 / fp32
+    // tokens/s
     std::string precision = "fp32";
     double bf16_matmul_gflops = 0;
     double fp32_tokens_per_s = 0, fp32_loss = 0, ratio_vs_fp32 = 0;
