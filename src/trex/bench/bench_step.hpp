@@ -1,6 +1,8 @@
 // `trex bench step`: times forward + backward of one training step on CPU and reports tokens/s, achieved GFLOP/s
-// and MFU against the machine's measured fp32 FMA peak; optionally times the same step in PyTorch eager (the peer:
-// tests/reference/peer_bench.py on the same model, weights and batch) and prints the ratio.
+// and MFU against the machine's measured fp32 FMA peak (--precision bf16: bf16 GEMMs, the bf16 dot-product peak, the
+// fp32 step alternating with the bf16 one); optionally times the same step in PyTorch (the peer:
+// tests/reference/peer_bench.py on the same model, weights and batch; eager, torch.compile or HF, autocast bf16 with
+// --precision bf16) and prints the ratio.
 #pragma once
 
 #include <cstdint>
