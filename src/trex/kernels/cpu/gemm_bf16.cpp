@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
-#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -138,7 +137,7 @@ class aligned_buffer {
 }  // namespace
 
 void convert_to_bf16(uint16_t* dst, const float* src, int64_t rows, int64_t cols, int64_t ld) {
-    const bool vector = cpu_has_bf16();
+    static const bool vector = __builtin_cpu_supports("avx512bf16");  // (the hardware, not cpu_has_bf16's override)
     const bool threads = !omp_in_parallel() && rows * cols >= (1 << 16);
 #pragma omp parallel for schedule(static) if (threads)
     for (int64_t r = 0; r < rows; r++) {
