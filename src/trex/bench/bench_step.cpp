@@ -199,7 +199,7 @@ void measure_rates(const model_config& cfg, const bench_step_options& opt, bool 
         r.gemm_flops_vs_model =
             (r.gemm.flops + r.gemm.nested_flops) / ((fb.total - fb.attention) * (double)r.tokens_per_step);
     const bool bf16 = r.precision == "bf16";
-    const peak_measurement fma_after = bf16 ? measure_bf16_peak() : measure_fma_peak();
+    const peak_measurement fma_after = measure_peak(parse_matmul_precision(r.precision, "bench step --precision"));
     r.peak_gflops = std::max(fma_before.gflops, fma_after.gflops);
     r.peak_gflops_low = std::min(fma_before.gflops, fma_after.gflops);
     r.peak_isa = fma_after.isa;
@@ -295,7 +295,7 @@ bench_step_result run_bench_step(const model_config& cfg, const std::string& con
     // The FMA peak is measured before and after the timed steps and the higher kept: on a shared machine a busy
     // neighbour can only lower a measurement, and a low denominator would inflate the MFU we print.
     const bool bf16 = ts.precision == matmul_precision::bf16;
-    const peak_measurement fma_before = bf16 ? measure_bf16_peak() : measure_fma_peak();
+    const peak_measurement fma_before = measure_peak(ts.precision);
     ts.time(opt.warmup, opt.steps, bf16);
     r.loss = ts.loss;
     if (bf16) {  // the fp32 step of the same model and batch, alternating with the bf16 one

@@ -275,11 +275,6 @@ matmul_precision run_precision(const train_config& cfg) {
     return p;
 }
 
-// The denominator of MFU for the run's precision: the fp32 FMA peak or the bf16 dot-product peak.
-peak_measurement measure_peak(matmul_precision p, double seconds) {
-    return p == matmul_precision::bf16 ? measure_bf16_peak(seconds) : measure_fma_peak(seconds);
-}
-
 }  // namespace
 
 training_run::training_run(const train_config& cfg, parallel::communicator& world, model_config mc)
@@ -464,8 +459,7 @@ void training_run::announce() {
                    omp_get_max_threads());
         fmt::print(stderr, "train: data: {}\n", data_->source().describe());
         fmt::print(stderr, "train: MFU = {:.4g} FLOPs/token x tokens/s / {:.1f} GFLOP/s (measured {} peak, {}){}\n",
-                   fb_.total, peak_.gflops * world_.size(),
-                   precision_ == matmul_precision::bf16 ? "bf16 dot-product" : "fp32 FMA", peak_.isa,
+                   fb_.total, peak_.gflops * world_.size(), peak_name(precision_), peak_.isa,
                    cfg_.indexer_dense_steps > 0 ? fmt::format("; {:.4g} FLOPs/token in the {} dense-CSA warm-up steps",
                                                               flops_dense_, cfg_.indexer_dense_steps)
                                                 : std::string());
@@ -502,8 +496,8 @@ train_summary training_run::run() {
     bar_->finish(fmt::format("loss {:.4f}", sum.last_loss));
     metrics_->close();
     if (cfg_.report) {
-        sum.report = write_run_report(cfg_.out_dir, cfg_.name, fb_.formula, peak_.gflops * world_.size(),
-                                      precision_ == matmul_precision::bf16 ? "bf16 dot-product" : "fp32 FMA");
+        sum.report =
+            write_run_report(cfg_.out_dir, cfg_.name, fb_.formula, peak_.gflops * world_.size(), peak_name(precision_));
         fmt::print(stderr, "train: report {}\n", sum.report);
     }
     fmt::print(stderr, "train: checkpoint {}\n", last_ckpt_);

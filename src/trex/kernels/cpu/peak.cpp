@@ -189,6 +189,14 @@ peak_measurement measure_bf16_peak(double seconds) {
     return pm;
 }
 
+peak_measurement measure_peak(matmul_precision p, double seconds) {
+    return p == matmul_precision::bf16 ? measure_bf16_peak(seconds) : measure_fma_peak(seconds);
+}
+
+const char* peak_name(matmul_precision p) {
+    return p == matmul_precision::bf16 ? "bf16 dot-product" : "fp32 FMA";
+}
+
 peak_measurement measure_gemm_peak(matmul_precision precision, int n, int reps) {
     const scoped_matmul_precision scope(precision);
     peak_measurement pm;
@@ -211,13 +219,13 @@ peak_measurement measure_sgemm_peak(int n, int reps) {
 }
 
 void check_peak_against_gemm(peak_measurement& peak, double achieved_gflops, const char* what) {
-    const bool bf16 = peak.isa == "avx512_bf16";
+    const matmul_precision precision = peak.isa == "avx512_bf16" ? matmul_precision::bf16 : matmul_precision::fp32;
     for (int again = 0; again < 3 && achieved_gflops > 1.05 * peak.gflops; again++)
-        peak.gflops = std::max(peak.gflops, (bf16 ? measure_bf16_peak(0.2) : measure_fma_peak(0.2)).gflops);
+        peak.gflops = std::max(peak.gflops, measure_peak(precision, 0.2).gflops);
     TREX_CHECK(achieved_gflops <= 1.05 * peak.gflops,
                "the measured {} peak ({:.1f} GFLOP/s, {}, {} threads) is below what {} reached ({:.1f} "
                "GFLOP/s): the peak measurement is wrong, so no MFU can be computed from it",
-               bf16 ? "bf16 dot-product" : "fp32 FMA", peak.gflops, peak.isa, peak.threads, what, achieved_gflops);
+               peak_name(precision), peak.gflops, peak.isa, peak.threads, what, achieved_gflops);
 }
 
 void check_mfu(double mfu, const char* what) {

@@ -19,6 +19,10 @@ peak_measurement measure_fma_peak(double seconds = 0.3);
 // bf16 dot-product throughput (vdpbf16ps: 64 FLOPs an instruction), the same register chains on every thread; the
 // denominator of MFU under bf16 mixed precision. A trex::error without AVX512_BF16.
 peak_measurement measure_bf16_peak(double seconds = 0.3);
+// The MFU denominator of a matmul precision: measure_fma_peak (fp32) or measure_bf16_peak (bf16).
+peak_measurement measure_peak(matmul_precision p, double seconds = 0.3);
+// Its name in logs and reports: "fp32 FMA" or "bf16 dot-product".
+const char* peak_name(matmul_precision p);
 // oneDNN sgemm on a large square problem (a practical ceiling for the GEMM-bound parts).
 peak_measurement measure_sgemm_peak(int n = 2048, int reps = 3);
 // The same problem in the given matmul precision (bf16: oneDNN's bf16 matmul, the check of the bf16 peak).
