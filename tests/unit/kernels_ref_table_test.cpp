@@ -81,7 +81,7 @@ vector<float> block(const vector<float>& m, int64_t rows, int64_t cols, int64_t 
 #define TREX_EXPECT_ENTRY(entry) EXPECT_NE(t.entry, nullptr) << "ref_kernels()." #entry " is null"
 
 TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
-    static_assert(sizeof(kernel_table) == sizeof(const char*) + 57 * sizeof(void (*)()) + sizeof(device_allocator),
+    static_assert(sizeof(kernel_table) == sizeof(const char*) + 60 * sizeof(void (*)()) + sizeof(device_allocator),
                   "kernel_table gained or lost an entry: list it here and set it in kernels/ref/kernel_table.cpp");
     const kernel_table& t = ref_kernels();
     ASSERT_NE(t.name, nullptr);
@@ -131,6 +131,9 @@ TEST(RefKernelTable, EveryEntryIsSetAndNamedRef) {
     TREX_EXPECT_ENTRY(balance_loss_forward);
     TREX_EXPECT_ENTRY(balance_loss_backward);
     TREX_EXPECT_ENTRY(cross_entropy_fused);
+    TREX_EXPECT_ENTRY(cross_entropy_shard_stats);
+    TREX_EXPECT_ENTRY(cross_entropy_shard_exp);
+    TREX_EXPECT_ENTRY(cross_entropy_shard_grad);
     TREX_EXPECT_ENTRY(copy);
     TREX_EXPECT_ENTRY(fill_zero);
     TREX_EXPECT_ENTRY(scale);
@@ -291,6 +294,27 @@ TEST(RefKernelTable, EmbeddingBackwardMatchesCpu) {
     for (int64_t j = 0; j < d; j++) EXPECT_EQ(tr[5 * d + j], table0[5 * d + j]) << "unused row 5 changed";
 }
 
+// A negative id is a token another vocabulary shard holds: a zero row forward, nothing added backward.
+TEST(RefKernelTable, EmbeddingNegativeIdsAreOtherShardsTokens) {
+    const int64_t N = 6, d = 4, V = 5;
+    const vector<int32_t> ids = {3, -1, 0, -1, 3, 4};
+    const vector<float> table = rnd(V * d, 510), dout = rnd(N * d, 511);
+    for (const kernel_table* t : {&cpu_table(), &ref_table()}) {
+        vector<float> out(N * d, 7.0f);
+        t->embedding_forward(out.data(), ids.data(), table.data(), N, d);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < d; j++)
+                EXPECT_EQ(out[n * d + j], ids[n] < 0 ? 0.0f : table[ids[n] * d + j]) << t->name << " row " << n;
+        vector<float> dt(V * d, 0.0f);
+        t->embedding_backward(dt.data(), dout.data(), ids.data(), N, d, V);
+        for (int64_t j = 0; j < d; j++) {
+            EXPECT_EQ(dt[3 * d + j], dout[0 * d + j] + dout[4 * d + j]) << t->name;
+            EXPECT_EQ(dt[0 * d + j], dout[2 * d + j]) << t->name;
+            EXPECT_EQ(dt[1 * d + j], 0.0f) << t->name;
+        }
+    }
+}
+
 // Σ CE over the valid rows, n_valid, and the logits overwritten by scale·(softmax − onehot) (0 on label −1 rows).
 TEST(RefKernelTable, CrossEntropyFusedMatchesCpu) {
     const int64_t N = 9, V = 13;
@@ -313,6 +337,79 @@ TEST(RefKernelTable, CrossEntropyFusedMatchesCpu) {
     for (int64_t v = 0; v < V; v++) {
         EXPECT_EQ(gr[2 * V + v], 0.0f);
         EXPECT_EQ(gr[6 * V + v], 0.0f);
+    }
+}
+
+// The vocabulary-parallel cross-entropy: the logits' columns split into shards (even and uneven), each shard's three
+// steps with the reductions over the shards done here the way tensor parallelism does them (max, then sums in shard
+// order). Loss, n_valid and every shard's gradient columns must equal the fused form's over the whole row; with one
+// shard the CPU steps are the fused kernel bit for bit.
+namespace {
+struct shard_ce {
+    double loss = 0;
+    int64_t n_valid = -1;
+    vector<float> grad;  // [N,V] put back together from the shards
+};
+shard_ce run_shards(const kernel_table& t, const vector<float>& logits, const vector<int32_t>& labels, int64_t N,
+                    int64_t V, const vector<int64_t>& bounds, double scale) {
+    const size_t S = bounds.size() - 1;
+    vector<vector<float>> part(S), mx(S, vector<float>(N)), tg(S, vector<float>(N)), sm(S, vector<float>(N));
+    for (size_t s = 0; s < S; s++) {
+        const int64_t c = bounds[s + 1] - bounds[s];
+        part[s] = block(vector<float>(logits.begin() + bounds[s], logits.end()), N, c, V);
+        t.cross_entropy_shard_stats(mx[s].data(), tg[s].data(), part[s].data(), labels.data(), bounds[s], N, c);
+    }
+    vector<float> M(N), T(N, 0.0f), Z(N, 0.0f);
+    for (int64_t n = 0; n < N; n++) {
+        M[n] = mx[0][n];
+        for (size_t s = 0; s < S; s++) M[n] = std::max(M[n], mx[s][n]), T[n] += tg[s][n];
+    }
+    for (size_t s = 0; s < S; s++)
+        t.cross_entropy_shard_exp(sm[s].data(), part[s].data(), M.data(), N, bounds[s + 1] - bounds[s]);
+    for (int64_t n = 0; n < N; n++)
+        for (size_t s = 0; s < S; s++) Z[n] += sm[s][n];
+    shard_ce r;
+    r.grad.assign(N * V, 0.0f);
+    for (size_t s = 0; s < S; s++) {
+        const int64_t c = bounds[s + 1] - bounds[s];
+        int64_t nv = -1;
+        const double l = t.cross_entropy_shard_grad(part[s].data(), &nv, M.data(), Z.data(), T.data(), labels.data(),
+                                                    bounds[s], N, c, scale);
+        if (s == 0) r.loss = l, r.n_valid = nv;
+        EXPECT_EQ(l, r.loss) << "every shard returns the same loss";
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < c; j++) r.grad[n * V + bounds[s] + j] = part[s][n * c + j];
+    }
+    return r;
+}
+}  // namespace
+
+TEST(RefKernelTable, CrossEntropyShardsEqualTheFusedFormOverTheWholeRow) {
+    const int64_t N = 9, V = 13;
+    const double scale = 0.37;
+    std::mt19937 g(610);
+    vector<int32_t> labels(N);
+    for (auto& l : labels) l = (int32_t)(g() % V);
+    labels[2] = labels[6] = -1;
+    labels[0] = 0, labels[1] = (int32_t)(V - 1);  // the first and last columns: a shard edge each
+    const vector<float> logits = rnd(N * V, 611, 3.0);
+    for (const kernel_table* t : {&cpu_table(), &ref_table()}) {
+        vector<float> fused = logits;
+        int64_t nf = -1;
+        const double lf = t->cross_entropy_fused(fused.data(), &nf, labels.data(), N, V, scale);
+        for (const vector<int64_t>& bounds :
+             {vector<int64_t>{0, V}, vector<int64_t>{0, 6, V}, vector<int64_t>{0, 1, 5, 12, V}}) {
+            const std::string what = std::string(t->name) + " shards " + std::to_string(bounds.size() - 1);
+            const shard_ce r = run_shards(*t, logits, labels, N, V, bounds, scale);
+            EXPECT_EQ(r.n_valid, nf) << what;
+            EXPECT_LE(std::fabs(r.loss - lf) / lf, 1e-6) << what;
+            expect_rel(what + " grad", r.grad, fused, 1e-6);
+            for (int64_t v = 0; v < V; v++) EXPECT_EQ(r.grad[2 * V + v], 0.0f) << what;
+            if (bounds.size() == 2 && t == &cpu_table()) {
+                EXPECT_EQ(r.loss, lf) << "one shard: the fused kernel's bits";
+                EXPECT_EQ(r.grad, fused) << "one shard: the fused kernel's bits";
+            }
+        }
     }
 }
 

@@ -363,14 +363,13 @@ double engine_rank_params(const trex::model_config& cfg, int tp) {
     return n;
 }
 
-// What the engine keeps whole under TP that the plan (Megatron's layout) splits: the vocabulary-parallel embedding
-// and head, the indexer's query projection and head weights.
+// What the engine keeps whole under TP that the plan (Megatron's layout) splits: the indexer's query projection and
+// head weights. (The embedding and head are vocabulary-parallel on both sides.)
 double engine_replicates_plan_splits(const trex::model_config& cfg) {
     double n = 0;
     for (const trex::tensor_spec& s : trex::build_inventory(cfg, true))
-        if (s.is_embedding || s.is_head ||
-            (s.is_indexer && (s.name.find(".indexer.wq_b.") != std::string::npos ||
-                              s.name.find(".indexer.weights_proj.") != std::string::npos)))
+        if (s.is_indexer && (s.name.find(".indexer.wq_b.") != std::string::npos ||
+                             s.name.find(".indexer.weights_proj.") != std::string::npos))
             n += (double)s.numel();
     return n;
 }
@@ -378,8 +377,8 @@ double engine_replicates_plan_splits(const trex::model_config& cfg) {
 }  // namespace
 
 // TP2's per-rank parameters: the engine (param_store's tp_layout) and the plan (tp 2, etp 2: every expert split like
-// the engine without EP) agree once the plan's vocabulary-parallel embedding/head and split indexer projections are
-// counted whole; the split tensors are halved exactly on both sides.
+// the engine without EP) agree once the plan's split indexer projections are counted whole; the split tensors (the
+// vocabulary-parallel embedding and head among them) are halved exactly on both sides.
 TEST(PlanCost, TensorParallelParamsPerRankAreTheEngines) {
     for (const char* name : {"configs/v4-tiny.json", "configs/v4-flash.json"}) {
         const trex::model_config cfg = trex::load_config(trex::test::source_path(name));

@@ -138,6 +138,13 @@ struct kernel_table {
     // ---- loss
     double (*cross_entropy_fused)(float* logits_to_grad, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V,
                                   double scale) = nullptr;
+    // the vocabulary-parallel form's three steps (the caller reduces over the shards between them)
+    void (*cross_entropy_shard_stats)(float* mx, float* target, const float* logits, const int32_t* labels,
+                                      int64_t first, int64_t N, int64_t V) = nullptr;
+    void (*cross_entropy_shard_exp)(float* sum, float* logits, const float* mx, int64_t N, int64_t V) = nullptr;
+    double (*cross_entropy_shard_grad)(float* logits, int64_t* n_valid, const float* mx, const float* sum,
+                                       const float* target, const int32_t* labels, int64_t first, int64_t N, int64_t V,
+                                       double scale) = nullptr;
 
     // ---- copies and elementwise passes between the math kernels (a layer touches no tensor element itself)
     void (*copy)(float* dst, const float* src, int64_t n) = nullptr;

@@ -145,10 +145,10 @@ class dsv4_model {
     int64_t check_rows(std::span<const int64_t> counts, std::span<const int64_t> rows_wanted) const;
     const float* last_rows(float* scratch, const float* src, std::span<const int64_t> rows_wanted, int64_t N,
                            int64_t w) const;
-    void embed_forward(float* h0, const batch_view& batch);
+    void embed_forward(float* h0, const layer_env& env);
     void head_forward(step_result& res, const batch_view& batch, const step_options& opts, float* h_last);
     void head_backward(float* dh, const batch_view& batch, const step_options& opts, float* h_last, float* de_mtp);
-    void embed_backward(const float* dh, const batch_view& batch, const float* de_mtp);
+    void embed_backward(const float* dh, const layer_env& env, const float* de_mtp);
 
     param_store params_;
     // the layers: blocks 0..L-1, the main head, the MTP module (when the config has one)

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "trex/base/error.hpp"
+#include "trex/model/layers/vocab.hpp"
 #include "trex/model/model.hpp"
 
 namespace trex {
@@ -68,7 +69,7 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
 
     // embedding broadcast to the n streams (first stage), or the previous stage's state
     if (r.first == 0)
-        embed_forward(H(0), batch);
+        embed_forward(H(0), e);
     else
         kernels_.copy(H(r.first), h_in, N * nd);
     for (int l = r.first; l < r.last; l++) {
@@ -86,12 +87,12 @@ step_result dsv4_model::stage_forward(const stage_range& r, const batch_view& ba
 }
 
 // h0 [N,n,d]: the token embeddings copied into the n streams
-void dsv4_model::embed_forward(float* h0, const batch_view& batch) {
+void dsv4_model::embed_forward(float* h0, const layer_env& env) {
     workspace::scope ws(ws_);
     const int64_t N = N_, d = config().hidden_size, n = config().hc_mult;
     section_timer timer(prof_, kernels_, "fwd.embed");
     float* e = ws.floats(N * d);
-    kernels_.embedding_forward(e, batch.input_ids, params_.w("embed.weight"), N, d);
+    vocab_embedding_forward(e, env.batch.input_ids, params_.w("embed.weight"), env);
     kernels_.broadcast_streams(h0, e, N, n, d, false);
 }
 
@@ -105,7 +106,7 @@ void dsv4_model::head_forward(step_result& res, const batch_view& batch, const s
     const bool mtp = cfg.has_mtp() && batch.mtp_input_ids != nullptr;
     const int64_t N = N_, nd = (int64_t)cfg.hc_mult * cfg.hidden_size;
     const layer_env e = env(batch, opts);
-    head_grad hg{opts.backward ? ws.floats((int64_t)cfg.hidden_size * cfg.vocab_size) : nullptr};
+    head_grad hg{opts.backward ? ws.floats((int64_t)cfg.hidden_size * vocab_rows(e).count) : nullptr};
     int64_t n_lm = 0;
     for (int64_t t = 0; t < N; t++) n_lm += batch.labels[t] >= 0;
     const double lm_sum = head_.forward(main_head_saved(acts_.head), &res.n_lm, h_last, batch.labels,
@@ -178,20 +179,20 @@ void dsv4_model::stage_backward(const stage_range& r, const batch_view& batch, c
     if (r.first > 0)
         kernels_.copy(dh_in, dh, N * nd);
     else
-        embed_backward(dh, batch, mtp ? de_mtp_buf : nullptr);
+        embed_backward(dh, e, mtp ? de_mtp_buf : nullptr);
 }
 
 // embed.weight's gradient: the MTP lookup's first (as one process adds it during the MTP backward), then the n
 // streams', which are copies of the embedding
-void dsv4_model::embed_backward(const float* dh, const batch_view& batch, const float* de_mtp) {
+void dsv4_model::embed_backward(const float* dh, const layer_env& env, const float* de_mtp) {
     workspace::scope ws(ws_);
-    const int64_t N = N_, d = config().hidden_size, n = config().hc_mult, V = config().vocab_size;
+    const int64_t N = N_, d = config().hidden_size, n = config().hc_mult;
     section_timer timer(prof_, kernels_, "bwd.embed");
     float* gembed = params_.g("embed.weight");
-    if (de_mtp) kernels_.embedding_backward(gembed, de_mtp, batch.mtp_input_ids, N, d, V);
+    if (de_mtp) vocab_embedding_backward(gembed, de_mtp, env.batch.mtp_input_ids, env);
     float* de = ws.floats(N * d);
     kernels_.sum_streams(de, dh, N, n, d);
-    kernels_.embedding_backward(gembed, de, batch.input_ids, N, d, V);
+    vocab_embedding_backward(gembed, de, env.batch.input_ids, env);
 }
 
 }  // namespace trex

@@ -32,6 +32,7 @@ tp_split tp_split_of(const tensor_spec& s, bool experts_split) {
         if (!experts_split) return tp_split::none;
         return ends_with(s.name, ".w2.weight") ? tp_split::cols : tp_split::rows;
     }
+    if (s.name == "embed.weight" || s.name == "head.weight") return tp_split::rows;  // vocabulary parallel
     for (const char* suffix : {".attn.attn_sink", ".attn.wq_b.weight", ".attn.wo_a.weight",
                                ".ffn.shared_experts.w1.weight", ".ffn.shared_experts.w3.weight"})
         if (ends_with(s.name, suffix)) return tp_split::rows;

@@ -6,11 +6,15 @@
 //   attention  column-parallel: heads [r·H/T, (r+1)·H/T) (wq_b rows, attn_sink, the attention core) and output
 //              groups [r·g/T, (r+1)·g/T) (wo_a blocks); row-parallel: the columns of wo_b of the local groups
 //              (partial [N,d] outputs, summed over TP);
+//   vocabulary embed.weight and head.weight (shared by the MTP module) by rows: rank r holds the vocabulary ids
+//              [r·V/T, (r+1)·V/T). A lookup gives this rank's rows and zeros for the other ids, summed over TP (one
+//              non-zero term: the exact row); the head's logits are this rank's columns, the cross-entropy's row max,
+//              target logit and Σ exp are reduced over TP (layers/vocab.hpp), and dL/dxn is summed over TP.
 //   MoE        the intermediate dimension of the shared expert and (without expert parallelism) of every routed
 //              expert: rows [r·I/T, (r+1)·I/T) of w1 and of w3, the same columns of w2 (partial [N,d] outputs,
 //              summed over TP). With expert parallelism the routed experts stay whole (expert-TP size 1) and the TP
 //              ranks dispatch disjoint parts of the tokens instead; the same all-reduce assembles the outputs.
-// Everything else (norms, wq_a/q_norm, the shared KV head, compressor, indexer, router, mHC, embedding, head) is
+// Everything else (norms, wq_a/q_norm, the shared KV head, compressor, indexer, router, mHC, hc_head) is
 // replicated: every TP rank computes it on the same inputs and gets the same bits.
 //
 // A model built for a tp_layout (param_store's constructor, parallel::parallelize) holds only its slices of the split
@@ -34,6 +38,8 @@ class tensor_parallel {
     // In place: x[i] = Σ over the TP ranks of x[i], added in rank order, so every rank gets the same bits.
     virtual void all_reduce_sum(float* x, int64_t n) = 0;
     virtual void all_reduce_sum(double* x, int64_t n) = 0;
+    // In place: x[i] = the largest x[i] over the TP ranks (exact: every rank gets the same bits).
+    virtual void all_reduce_max(float* x, int64_t n) = 0;
 };
 
 // The local part [first, first + count) of a dimension of size n split evenly over the TP ranks (tp = nullptr: all).
@@ -47,7 +53,8 @@ inline tp_slice tp_local(const tensor_parallel* tp, int64_t n) {
 }
 
 // How a tensor is laid out over the TP ranks. rows: rank r holds rows [r·R/T, (r+1)·R/T) of its [R, ...] shape (a
-// contiguous block; wq_b's heads, wo_a's output groups, w1/w3's intermediate rows, attn_sink's heads); cols: rank r
+// contiguous block; wq_b's heads, wo_a's output groups, w1/w3's intermediate rows, attn_sink's heads, the vocabulary
+// rows of embed.weight and head.weight); cols: rank r
 // holds columns [r·C/T, (r+1)·C/T) of its [R, C] shape (wo_b's group inputs, w2's intermediate columns).
 enum class tp_split { none, rows, cols };
 

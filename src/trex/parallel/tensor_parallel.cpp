@@ -1,5 +1,6 @@
 #include "trex/parallel/tensor_parallel.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace trex::parallel {
@@ -23,6 +24,17 @@ void tp_group::all_reduce_sum(float* x, int64_t n) {
 }
 void tp_group::all_reduce_sum(double* x, int64_t n) {
     sum(x, n, dtype::f64, dbuf_);
+}
+
+void tp_group::all_reduce_max(float* x, int64_t n) {
+    const int R = comm_.size();
+    if (R == 1 || n == 0) return;
+    fbuf_.resize((size_t)n * R);
+    comm_.all_gather(x, fbuf_.data(), std::vector<int64_t>(R, n), dtype::f32);
+    for (int r = 0; r < R; r++) {
+        const float* b = fbuf_.data() + (int64_t)r * n;
+        for (int64_t i = 0; i < n; i++) x[i] = r == 0 ? b[i] : std::max(x[i], b[i]);
+    }
 }
 
 void tp_group::drop_replicated_gradients(param_store& p) const {

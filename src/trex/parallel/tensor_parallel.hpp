@@ -21,6 +21,7 @@ class tp_group : public tensor_parallel {
     // gets the same bits.
     void all_reduce_sum(float* x, int64_t n) override;
     void all_reduce_sum(double* x, int64_t n) override;
+    void all_reduce_max(float* x, int64_t n) override;
 
     // After the backward, before ZeRO-1 sums the replicated tensors' gradients over all ranks: they are the same on
     // every TP rank, so TP ranks other than 0 zero theirs (counted once). The TP-split tensors are this rank's slices

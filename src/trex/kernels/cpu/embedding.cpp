@@ -6,20 +6,27 @@
 
 namespace trex::cpu {
 
-// out [N,d] = table[ids] ; table [V,d]
+// out [N,d] = table[ids] ; table [V,d]; ids < 0: zero rows
 void embedding_forward(float* out, const int32_t* ids, const float* table, int64_t N, int64_t d) {
 #pragma omp parallel for schedule(static)
-    for (int64_t n = 0; n < N; n++) std::memcpy(out + n * d, table + (int64_t)ids[n] * d, d * sizeof(float));
+    for (int64_t n = 0; n < N; n++) {
+        if (ids[n] < 0)
+            std::memset(out + n * d, 0, d * sizeof(float));
+        else
+            std::memcpy(out + n * d, table + (int64_t)ids[n] * d, d * sizeof(float));
+    }
 }
 
-// dtable [V,d] += rows of dout [N,d] grouped by id. Tokens are bucketed by id (counting sort, stable), then each
-// table row sums its tokens in ascending order: the result does not depend on the thread count.
+// dtable [V,d] += rows of dout [N,d] grouped by id (ids < 0 skipped). Tokens are bucketed by id (counting sort,
+// stable), then each table row sums its tokens in ascending order: the result does not depend on the thread count.
 void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t N, int64_t d, int64_t V) {
     std::vector<int64_t> start(V + 1, 0);
-    for (int64_t n = 0; n < N; n++) start[ids[n] + 1]++;
+    for (int64_t n = 0; n < N; n++)
+        if (ids[n] >= 0) start[ids[n] + 1]++;
     for (int64_t v = 0; v < V; v++) start[v + 1] += start[v];
     std::vector<int64_t> order(N), fill(start.begin(), start.end() - 1);
-    for (int64_t n = 0; n < N; n++) order[fill[ids[n]]++] = n;
+    for (int64_t n = 0; n < N; n++)
+        if (ids[n] >= 0) order[fill[ids[n]]++] = n;
     // rows with at least one token
     std::vector<int64_t> used;
     for (int64_t v = 0; v < V; v++)

@@ -57,6 +57,9 @@ kernel_table make_cpu_kernels() {
     t.balance_loss_forward = cpu::balance_loss_forward;
     t.balance_loss_backward = cpu::balance_loss_backward;
     t.cross_entropy_fused = cpu::cross_entropy_fused;
+    t.cross_entropy_shard_stats = cpu::cross_entropy_shard_stats;
+    t.cross_entropy_shard_exp = cpu::cross_entropy_shard_exp;
+    t.cross_entropy_shard_grad = cpu::cross_entropy_shard_grad;
     t.copy = cpu::copy;
     t.fill_zero = cpu::fill_zero;
     t.scale = cpu::scale;

@@ -16,8 +16,10 @@
 namespace trex::cpu {
 
 // ---------------------------------------------------------------- embedding
+// out [N,d] = table[ids[n]] (table [V,d]); a negative id gives a zero row (a token whose row another vocabulary
+// shard holds, docs/distributed.md §5).
 void embedding_forward(float* out, const int32_t* ids, const float* table, int64_t N, int64_t d);
-// dtable[v] += Σ_{n: ids[n]=v} dout[n], n ascending (parallel over rows of the table).
+// dtable[v] += Σ_{n: ids[n]=v} dout[n], n ascending (parallel over rows of the table); negative ids are skipped.
 void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t N, int64_t d, int64_t V);
 
 // ---------------------------------------------------------------- rmsnorm (w == nullptr: unweighted)
@@ -135,6 +137,19 @@ void balance_loss_backward(float* ds, const float* s, const int32_t* sel, int64_
 // scale·(softmax − onehot) on valid rows and 0 on the others (the gradient of scale·Σ CE).
 double cross_entropy_fused(float* logits_to_grad, int64_t* n_valid, const int32_t* labels, int64_t N, int64_t V,
                            double scale);
+// Vocabulary-parallel form, in three steps around the caller's reductions over the shards (docs/distributed.md §5).
+// logits [N,V] are the columns [first, first + V) of the full [N,Vfull] logits; labels are full-vocabulary ids.
+//   stats: mx[n] = max of the shard's row; target[n] = the row's logit at labels[n] when this shard holds it, else 0.
+//          The caller takes the max of mx and the sum of target over the shards.
+//   exp:   each row ← exp(row − mx[n]) in place (mx: the max over all shards); sum[n] = Σ of the row. The caller
+//          sums sum over the shards.
+//   grad:  valid rows (labels ≥ 0) ← scale·(row / sum[n] − onehot), the others 0; returns Σ_valid (mx + log sum −
+//          target) and writes n_valid. With one shard the three equal cross_entropy_fused bit for bit.
+void cross_entropy_shard_stats(float* mx, float* target, const float* logits, const int32_t* labels, int64_t first,
+                               int64_t N, int64_t V);
+void cross_entropy_shard_exp(float* sum, float* logits, const float* mx, int64_t N, int64_t V);
+double cross_entropy_shard_grad(float* logits, int64_t* n_valid, const float* mx, const float* sum, const float* target,
+                                const int32_t* labels, int64_t first, int64_t N, int64_t V, double scale);
 // Separate forms with the reference semantics (for tests and for callers that keep the logits).
 double cross_entropy_forward(int64_t* n_valid, const float* logits, const int32_t* labels, int64_t N, int64_t V);
 void cross_entropy_backward(float* dlogits, const float* logits, const int32_t* labels, int64_t N, int64_t V,

@@ -3,19 +3,24 @@
 
 namespace trex::ref {
 
-// out [N,d] = table[ids[n]] with table [V,d]
+// out [N,d] = table[ids[n]] with table [V,d]; 0 where ids[n] < 0
 template <typename T>
 void embedding_forward(T* out, const int32_t* ids, const T* table, int64_t N, int64_t d) {
     for (int64_t n = 0; n < N; n++) {
+        if (ids[n] < 0) {
+            for (int64_t i = 0; i < d; i++) out[n * d + i] = 0;
+            continue;
+        }
         const T* row = table + (int64_t)ids[n] * d;
         for (int64_t i = 0; i < d; i++) out[n * d + i] = row[i];
     }
 }
 
-// dtable [V,d] += dout [N,d] scattered by ids, tokens in ascending order (deterministic)
+// dtable [V,d] += dout [N,d] scattered by ids, tokens in ascending order (deterministic); ids < 0 skipped
 template <typename T>
 void embedding_backward(T* dtable, const T* dout, const int32_t* ids, int64_t N, int64_t d) {
     for (int64_t n = 0; n < N; n++) {
+        if (ids[n] < 0) continue;
         T* row = dtable + (int64_t)ids[n] * d;
         for (int64_t i = 0; i < d; i++) row[i] += dout[n * d + i];
     }

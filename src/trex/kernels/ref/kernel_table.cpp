@@ -4,6 +4,8 @@
 // pieces have no reference kernel and are plain loops here (accumulating in double, like the reference kernels).
 #include "trex/kernels/kernel_table.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "trex/base/error.hpp"
@@ -249,6 +251,49 @@ double cross_entropy_fused(float* logits_to_grad, int64_t* n_valid, const int32_
     return loss;
 }
 
+// The vocabulary-parallel steps (cpu::cross_entropy_shard_*), in double within a row.
+void cross_entropy_shard_stats(float* mx, float* target, const float* logits, const int32_t* labels, int64_t first,
+                               int64_t N, int64_t V) {
+    for (int64_t n = 0; n < N; n++) {
+        const float* row = logits + n * V;
+        float m = row[0];
+        for (int64_t v = 1; v < V; v++) m = std::max(m, row[v]);
+        mx[n] = m;
+        const int64_t local = (int64_t)labels[n] - first;
+        target[n] = labels[n] >= 0 && local >= 0 && local < V ? row[local] : 0.0f;
+    }
+}
+
+void cross_entropy_shard_exp(float* sum, float* logits, const float* mx, int64_t N, int64_t V) {
+    for (int64_t n = 0; n < N; n++) {
+        float* row = logits + n * V;
+        double s = 0;
+        for (int64_t v = 0; v < V; v++) {
+            row[v] = (float)std::exp((double)row[v] - (double)mx[n]);
+            s += row[v];
+        }
+        sum[n] = (float)s;
+    }
+}
+
+double cross_entropy_shard_grad(float* logits, int64_t* n_valid, const float* mx, const float* sum, const float* target,
+                                const int32_t* labels, int64_t first, int64_t N, int64_t V, double scale) {
+    double total = 0;
+    int64_t count = 0;
+    for (int64_t n = 0; n < N; n++) {
+        float* row = logits + n * V;
+        const int64_t local = (int64_t)labels[n] - first;
+        for (int64_t v = 0; v < V; v++)
+            row[v] =
+                labels[n] < 0 ? 0.0f : (float)(scale * ((double)row[v] / (double)sum[n] - (v == local ? 1.0 : 0.0)));
+        if (labels[n] < 0) continue;
+        total += (double)mx[n] + std::log((double)sum[n]) - (double)target[n];
+        count++;
+    }
+    *n_valid = count;
+    return total;
+}
+
 // ---------------------------------------------------------------- copies, elementwise passes, bookkeeping
 
 void copy(float* dst, const float* src, int64_t n) {
@@ -417,6 +462,9 @@ kernel_table make_ref_kernels() {
     t.balance_loss_forward = ref::balance_loss_forward<float>;
     t.balance_loss_backward = ref::balance_loss_backward<float>;
     t.cross_entropy_fused = cross_entropy_fused;
+    t.cross_entropy_shard_stats = cross_entropy_shard_stats;
+    t.cross_entropy_shard_exp = cross_entropy_shard_exp;
+    t.cross_entropy_shard_grad = cross_entropy_shard_grad;
     set_layer_entries(t);
     return t;
 }

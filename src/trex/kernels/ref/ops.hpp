@@ -11,10 +11,10 @@
 namespace trex::ref {
 
 // ---------------------------------------------------------------- embedding (embedding.cpp)
-// out[n,:] = table[ids[n],:]                     out [N,d], table [V,d]
+// out[n,:] = table[ids[n],:], 0 when ids[n] < 0  out [N,d], table [V,d]
 template <typename T>
 void embedding_forward(T* out, const int32_t* ids, const T* table, int64_t N, int64_t d);
-// dtable[ids[n],:] += dout[n,:] (n ascending)    dtable [V,d]
+// dtable[ids[n],:] += dout[n,:] (n ascending, ids[n] < 0 skipped)    dtable [V,d]
 template <typename T>
 void embedding_backward(T* dtable, const T* dout, const int32_t* ids, int64_t N, int64_t d);
 

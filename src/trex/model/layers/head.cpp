@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "trex/model/layers/vocab.hpp"
+
 namespace trex {
 
 head_saved main_head_saved(head_acts& K) {
@@ -29,32 +31,34 @@ double lm_head::vocab(float* dxn, int64_t* n_valid, const float* xn, const int32
     workspace::scope ws(env.ws);
     const kernel_table& k = env.k;
     const int64_t N = env.N(), d = env.cfg.hidden_size, V = env.cfg.vocab_size;
+    const int64_t Vr = vocab_rows(env).count;  // this rank's vocabulary columns (V without TP)
     const bool backward = env.opts.backward;
     const int64_t chunk = env.opts.head_chunk > 0
                               ? env.opts.head_chunk
                               : std::max<int64_t>(128, (int64_t(16) << 20) / (int64_t)(sizeof(float) * V));
     if (logits_out) logits_out->resize((size_t)N * V);
-    float* lg = ws.floats(std::min(N, chunk) * V);
+    float* lg = ws.floats(std::min(N, chunk) * Vr);
     double sum = 0.0;
     *n_valid = 0;
     for (int64_t t0 = 0; t0 < N; t0 += chunk) {
         const int64_t ct = std::min(chunk, N - t0);
         section_timer timer(env.prof, k, "fwd.head");
-        k.linear_fwd(lg, xn + t0 * d, head, ct, d, V, false);
-        if (logits_out) k.copy(logits_out->data() + t0 * V, lg, ct * V);
+        k.linear_fwd(lg, xn + t0 * d, head, ct, d, Vr, false);
+        if (logits_out) vocab_gather_logits(logits_out->data() + t0 * V, lg, ct, env);
         if (!labels) {  // no loss: a zero gradient
             if (backward) k.fill_zero(dxn + t0 * d, ct * d);
             continue;
         }
         timer.next("fwd.cross_entropy");
         int64_t nv = 0;
-        sum += k.cross_entropy_fused(lg, &nv, labels + t0, ct, V, scale);
+        sum += vocab_cross_entropy(lg, &nv, labels + t0, ct, scale, env);
         *n_valid += nv;
         if (!backward) continue;
         timer.next("bwd.head");
-        k.linear_bwd_data(dxn + t0 * d, lg, head, ct, d, V, false);
-        // head.weightᵀ's gradient [d,V] (+)= xnᵀ·dlogits
-        k.gemm(true, false, d, V, ct, 1.0f, xn + t0 * d, d, lg, V, hg.used ? 1.0f : 0.0f, hg.gT, V);
+        k.linear_bwd_data(dxn + t0 * d, lg, head, ct, d, Vr, false);
+        if (env.tp) env.tp->all_reduce_sum(dxn + t0 * d, ct * d);  // each rank's columns' share
+        // head.weightᵀ's gradient [d,Vr] (+)= xnᵀ·dlogits
+        k.gemm(true, false, d, Vr, ct, 1.0f, xn + t0 * d, d, lg, Vr, hg.used ? 1.0f : 0.0f, hg.gT, Vr);
         hg.used = true;
     }
     return sum;
@@ -73,7 +77,7 @@ void lm_head::backward(float* dh, const float* h, const head_saved& S, const hea
 void lm_head::add_grad(float* g_head, const head_grad& hg, const layer_env& env) {
     if (!hg.used) return;
     section_timer timer(env.prof, env.k, "bwd.head");
-    env.k.add_transposed(g_head, hg.gT, env.cfg.vocab_size, env.cfg.hidden_size);
+    env.k.add_transposed(g_head, hg.gT, vocab_rows(env).count, env.cfg.hidden_size);
 }
 
 }  // namespace trex

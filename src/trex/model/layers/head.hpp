@@ -5,7 +5,8 @@
 // The [N,V] logits are never kept: forward works by chunks of tokens (only a chunk's logits exist at a time, ~16 MiB)
 // and, when a backward follows, turns each chunk's logits into their gradient right away, leaving dL/dxn in the saved
 // views and head.weight's gradient summed, transposed, in a head_grad. Chunks are fixed by V, so the sums' order is
-// the same run to run.
+// the same run to run. Under tensor parallelism head.weight is this rank's vocabulary rows (layers/vocab.hpp): the
+// logits are this rank's columns, the cross-entropy is reduced over TP and so is dL/dxn.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,8 @@ struct head_saved {
 head_saved main_head_saved(head_acts& K);
 head_saved mtp_head_saved(head_acts& K);
 
-// head.weight's gradient of a step's chunks (both heads), transposed [d,V] (the fast orientation of that GEMM).
+// head.weight's gradient of a step's chunks (both heads), transposed [d,Vr] (the fast orientation of that GEMM; Vr:
+// this rank's vocabulary rows, V without TP).
 struct head_grad {
     float* gT = nullptr;  // nullptr: no backward
     bool used = false;    // false: nothing summed yet (the first chunk assigns)
@@ -44,7 +46,7 @@ class lm_head {
     // dh [N,n,d] assigned from S.dxn through the norm and hc_head; G's hc and norm +=
     void backward(float* dh, const float* h, const head_saved& S, const head_weights& W, const head_weights& G,
                   const layer_env& env) const;
-    // head.weight's gradient g_head [V,d] += hg.gTᵀ (nothing when no chunk was summed)
+    // head.weight's gradient g_head [Vr,d] += hg.gTᵀ (nothing when no chunk was summed)
     static void add_grad(float* g_head, const head_grad& hg, const layer_env& env);
 
    private:

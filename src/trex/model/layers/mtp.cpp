@@ -1,5 +1,7 @@
 #include "trex/model/layers/mtp.hpp"
 
+#include "trex/model/layers/vocab.hpp"
+
 namespace trex {
 
 double mtp_block::forward(block_acts& A, head_acts& K, std::span<float> z, float* h_mtp, const float* h_last,
@@ -34,7 +36,7 @@ void mtp_block::input_forward(head_acts& K, std::span<float> z, const float* h_l
     const int64_t N = env.N(), d = env.cfg.hidden_size, n = env.cfg.hc_mult;
     const double eps = env.cfg.rms_norm_eps;
     float* e2 = ws.floats(N * d);
-    k.embedding_forward(e2, env.batch.mtp_input_ids, W.embed, N, d);
+    vocab_embedding_forward(e2, env.batch.mtp_input_ids, W.embed, env);
     k.rmsnorm_forward(K.en.data(), K.erstd.data(), e2, W.enorm, N, d, eps);
     k.rmsnorm_forward(K.hn.data(), K.hrstd.data(), h_last, W.hnorm, N * n, d, eps);
     k.linear_fwd(z.data(), K.hn.data(), W.h_proj, N * n, d, d, false);
@@ -75,7 +77,7 @@ void mtp_block::input_backward(float* dh, float* de_mtp, const head_acts& K, con
     k.linear_bwd_data(den, dep, W.e_proj, N, d, d, false);
     k.linear_bwd_weight(G.e_proj, dep, K.en.data(), N, d, d);
     float* e2 = ws.floats(N * d);
-    k.embedding_forward(e2, env.batch.mtp_input_ids, W.embed, N, d);
+    vocab_embedding_forward(e2, env.batch.mtp_input_ids, W.embed, env);
     k.rmsnorm_backward(de_mtp, G.enorm, den, e2, W.enorm, K.erstd.data(), N, d);
     float* dh_extra = ws.floats(N * nd);
     k.rmsnorm_backward(dh_extra, G.hnorm, dhn, h_last, W.hnorm, K.hrstd.data(), N * n, d);
