@@ -96,9 +96,10 @@ dist_bench_row bench_pipeline(communicator& world, const model_config& mc, int p
                               const std::vector<int>& layers, const dist_bench_options& opt) {
     dist_context dc(world, {1, pp, 1}, mc);
     dsv4_model model(mc);
+    const pipeline_layout pl = make_pipeline_layout(mc, kind, pp, v, dc.mesh.pp_rank, layers);
+    model.hold_only([&pl, &mc](const tensor_spec& s) { return pl.stores(s, mc.has_mtp()); });  // the stage's tensors
     param_store& P = model.params();
     P.init(7);
-    const pipeline_layout pl = make_pipeline_layout(mc, kind, pp, v, dc.mesh.pp_rank, layers);
     optim_config oc;
     zero_optimizer zo(P, oc, world, dc.replica_groups(P, [&pl](const tensor_spec& s) { return pl.holds(s); }));
     pipeline_runner runner(model, world, dc.mesh, pl, nullptr);

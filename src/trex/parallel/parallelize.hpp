@@ -4,7 +4,8 @@
 //     storage for this rank's routed experts only (dsv4_model::hold_only);
 //   - tensor parallelism (tp > 1): a tp_group on tp_comm, and the model's parameters laid out again as this rank's
 //     slices (param_store with a tp_layout: TP ranks hold only their weight and gradient shards);
-//   - pipeline parallelism keeps the whole parameter layout; the stage's tensors are chosen by pipeline_layout::holds.
+//   - pipeline parallelism (stage_holds set): storage for the tensors of this rank's model chunks only
+//     (pipeline_layout::holds, plus the embedding on the rank of the last chunk when the MTP block looks it up).
 // The layer math keeps only its communication points (the all-reduces of tensor_parallel, the dispatcher's calls).
 #pragma once
 
@@ -25,6 +26,8 @@ struct parallel_bindings {
 
 // Binds the mesh of dc to a freshly built model (its weights are laid out again under TP: initialise or load them
 // afterwards). overlap: the dispatcher's communication overlaps the shared expert (dist.overlap).
-parallel_bindings parallelize(dsv4_model& model, dist_context& dc, bool overlap);
+// stage_holds: under pipeline parallelism, which tensors this rank keeps (empty: all).
+parallel_bindings parallelize(dsv4_model& model, dist_context& dc, bool overlap,
+                              const param_store::holds_fn& stage_holds = {});
 
 }  // namespace trex::parallel

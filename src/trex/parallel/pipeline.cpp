@@ -153,6 +153,10 @@ bool pipeline_layout::holds(const tensor_spec& spec) const {
     return rank_of_chunk(chunk_of(spec)) == rank;
 }
 
+bool pipeline_layout::stores(const tensor_spec& spec, bool has_mtp) const {
+    return holds(spec) || (spec.is_embedding && has_mtp && rank_of_chunk(chunks() - 1) == rank);
+}
+
 std::string pipeline_layout::describe(int m) const {
     std::string s = fmt::format(
         "pp: {}, {} stages x {} chunk(s) per stage, {} micro-batches per step and pipeline; "

@@ -75,6 +75,9 @@ struct pipeline_layout {
     // Does this rank hold (compute gradients for and update) tensor `spec`? Blocks by their chunk; embed.weight on
     // model chunk 0; the head, final norm, hc_head and the MTP block on the last chunk.
     bool holds(const tensor_spec& spec) const;
+    // Does this rank store tensor `spec` (param_store's holds predicate)? What it holds, and embed.weight on the last
+    // chunk's rank when the model has MTP (the MTP block looks it up; pipeline_step::sync_embedding copies it there).
+    bool stores(const tensor_spec& spec, bool has_mtp) const;
     // "pp: 1f1b, 2 stages x 1 chunk(s): stage 0: embed + blocks 0-1 | stage 1: blocks 2-3 + head + MTP", one line
     // per rank, and the theoretical bubble for m micro-batches.
     std::string describe(int m) const;

@@ -329,7 +329,11 @@ void training_run::open_run_directory() {
 // Expert and tensor parallelism bound to the model (under TP it holds only its slices from here on); the ZeRO-1
 // optimizer over the tensors this rank holds.
 void training_run::bind_parallelism() {
-    bound_ = parallel::parallelize(model_, dc_, cfg_.dist_overlap);
+    // a pipeline stage stores only its chunks' tensors, and the embedding where the MTP block looks it up (the last
+    // chunk's rank receives it after every update: pipeline_step::sync_embedding)
+    param_store::holds_fn stage_holds;
+    if (pipelined_) stage_holds = [this](const tensor_spec& s) { return pl_.stores(s, mc_.has_mtp()); };
+    bound_ = parallel::parallelize(model_, dc_, cfg_.dist_overlap, stage_holds);
     if (cfg_.grad_accum > 1) grad_acc_.assign(P_.n_floats, 0.0f);
     std::function<bool(const tensor_spec&)> held;
     if (pipelined_) held = [this](const tensor_spec& s) { return pl_.holds(s); };
@@ -354,7 +358,8 @@ void training_run::describe_layout() const {
     if (root_) fmt::print(stderr, "{}", dc_.mesh.describe(mc_));
     if (root_ && pipelined_) fmt::print(stderr, "{}", pl_.describe((int)cfg_.grad_accum));
     world_.barrier();
-    fmt::print(stderr, "dist: rank {} pid {}: {} tensors, {} optimizer floats owned\n", world_.rank(), (long)getpid(),
+    fmt::print(stderr, "dist: rank {} pid {}: {:.1f} MiB weights + gradients, {} tensors, {} optimizer floats owned\n",
+               world_.rank(), (long)getpid(), 2.0 * sizeof(float) * (double)P_.n_floats / (1 << 20),
                opt_->owned_tensors(), opt_->owned_floats());
     if (root_) fmt::print(stderr, "{}", opt_->describe_plan());
 }
