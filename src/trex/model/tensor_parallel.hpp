@@ -54,8 +54,8 @@ inline tp_slice tp_local(const tensor_parallel* tp, int64_t n) {
 
 // How a tensor is laid out over the TP ranks. rows: rank r holds rows [r·R/T, (r+1)·R/T) of its [R, ...] shape (a
 // contiguous block; wq_b's heads, wo_a's output groups, w1/w3's intermediate rows, attn_sink's heads, the vocabulary
-// rows of embed.weight and head.weight); cols: rank r
-// holds columns [r·C/T, (r+1)·C/T) of its [R, C] shape (wo_b's group inputs, w2's intermediate columns).
+// rows of embed.weight and head.weight); cols: rank r holds columns [r·C/T, (r+1)·C/T) of its [R, C] shape (wo_b's
+// group inputs, w2's intermediate columns).
 enum class tp_split { none, rows, cols };
 
 // This rank's place in the tensor-parallel group a model is built for. experts_split: the routed experts are split
